@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// Runs under whatever `node` is on PATH, so it stays plain JS with no static imports and checks the version first.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  console.error(`platform needs Node 24 (this is ${process.version}); from the repo, \`npm start\` or \`npx platform\` use the pinned one.`);
+  process.exit(1);
+}
+import('../src/platform.ts').then(({ main }) => main(process.argv.slice(2)));

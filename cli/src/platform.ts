@@ -1,0 +1,65 @@
+import { findService, serviceNames } from './services.ts';
+import { describeError, up } from './up.ts';
+
+const usage = `Usage: platform <command>
+
+Commands:
+  up               start every service in this process (embedded PGlite, default ports) and print where they listen
+  serve <service>  start one service in the foreground (services: ${serviceNames()})
+  help             show this text
+
+Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL, SCHEDULER_*).
+From the repo, \`npm start\` runs \`platform up\` with the pinned Node 24.`;
+
+/**
+ * Runs one command and exits with its code (stopped services may leave handles open, so exiting is explicit).
+ * `serve` returns no code: the service runs until its own signal handler exits the process.
+ */
+export async function main(args: readonly string[]): Promise<void> {
+  const code = await run(args);
+  if (code !== undefined) process.exit(code);
+}
+
+async function run(args: readonly string[]): Promise<number | undefined> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(usage);
+      return 0;
+    case 'up':
+      if (rest.length > 0) return usageError(`unexpected argument "${rest[0]}"`);
+      return up(process.env);
+    case 'serve':
+      if (rest.length !== 1 || rest[0] === undefined) return usageError('serve takes exactly one service name');
+      return serve(rest[0]);
+    default:
+      return usageError(`unknown command "${command}"`);
+  }
+}
+
+/** Starts one service with its own signal handling (SIGINT/SIGTERM stop it and exit). */
+async function serve(name: string): Promise<number | undefined> {
+  const entry = findService(name);
+  if (!entry) {
+    console.error(`platform serve: unknown service "${name}"; known services: ${serviceNames()}`);
+    return 2;
+  }
+  try {
+    const { start } = await entry.load();
+    await start(process.env, { handleSignals: true });
+  } catch (error) {
+    console.error(`platform serve: ${name} failed to start: ${describeError(error)}`);
+    return 1;
+  }
+  return undefined;
+}
+
+function usageError(problem: string): number {
+  console.error(`platform: ${problem}\n\n${usage}`);
+  return 2;
+}
+
+if (import.meta.main) void main(process.argv.slice(2));

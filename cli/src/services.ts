@@ -1,0 +1,27 @@
+import type { Env } from '@platform/kit/config';
+
+/** What a service's `start` resolves to; stopping it finishes in-flight work and closes its database. */
+export interface StartedService {
+  name: string;
+  url: string;
+  /** Where the data lives, safe to print: `PGlite in .data/scheduler`, `PostgreSQL host/db (schema x)`. */
+  dataLocation: string;
+  stop(): Promise<void>;
+}
+
+export type StartService = (env: Env, options?: { handleSignals?: boolean }) => Promise<StartedService>;
+
+export interface ServiceEntry {
+  name: string;
+  /** Loaded on demand, so `platform serve x` only imports x. */
+  load(): Promise<{ start: StartService }>;
+}
+
+/** Every service the platform runs, in start order (`platform up` stops them in reverse). The one place that knows them all. */
+export const services: readonly ServiceEntry[] = [{ name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') }];
+
+export function findService(name: string): ServiceEntry | undefined {
+  return services.find((service) => service.name === name);
+}
+
+export const serviceNames = (): string => services.map((service) => service.name).join(', ');

@@ -1,0 +1,72 @@
+import { ConfigError, type Env } from '@platform/kit/config';
+import { type StartedService, services } from './services.ts';
+
+/**
+ * Starts every service in this process, prints where each listens, and runs until SIGINT/SIGTERM;
+ * then stops them in reverse order. A second signal exits at once. Resolves to the exit code.
+ */
+export async function up(env: Env): Promise<number> {
+  let stopRequested = false;
+  const { promise: signalled, resolve } = Promise.withResolvers<NodeJS.Signals>();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopRequested) {
+      console.error(`platform up: second ${signal}, exiting now`);
+      process.exit(1);
+    }
+    stopRequested = true;
+    console.error(`platform up: ${signal}, stopping`);
+    resolve(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const started: StartedService[] = [];
+  for (const entry of services) {
+    try {
+      const { start } = await entry.load();
+      started.push(await start(env, { handleSignals: false }));
+    } catch (error) {
+      await stopAll(started);
+      console.error(`platform up: ${entry.name} failed to start: ${describeError(error)}`);
+      return 1;
+    }
+    if (stopRequested) break;
+  }
+  if (!stopRequested) {
+    console.log(table([['name', 'url', 'data'], ...started.map((service) => [service.name, service.url, service.dataLocation])]));
+    await signalled;
+  }
+  return (await stopAll(started)) ? 0 : 1;
+}
+
+/** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */
+async function stopAll(started: readonly StartedService[]): Promise<boolean> {
+  let clean = true;
+  for (const service of started.toReversed()) {
+    try {
+      await service.stop();
+    } catch (error) {
+      clean = false;
+      console.error(`platform up: ${service.name} failed to stop: ${describeError(error)}`);
+    }
+  }
+  return clean;
+}
+
+/** Left-aligned columns separated by two spaces. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  const line = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
+  return rows.map((row) => line(row).trimEnd()).join('\n');
+}
+
+/**
+ * One line for settings and system errors (ConfigError, EADDRINUSE: the message says it all);
+ * anything else is a bug, so its stack follows on the next lines.
+ */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error instanceof ConfigError || error.name === 'ConfigError' || typeof (error as { code?: unknown }).code === 'string') return error.message;
+  const frames = (error.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at '));
+  return [error.message, ...frames].join('\n');
+}

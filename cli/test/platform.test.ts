@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+
+const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
+const repoRoot = join(import.meta.dirname, '..', '..');
+const limitMs = 20_000;
+
+/** The test's environment minus anything that would point a service at a real database or production mode. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  for (const name of ['DATABASE_URL', 'NODE_ENV', 'PORT', 'DATA_DIR', 'NODE_TEST_CONTEXT']) if (!(name in extra)) delete env[name];
+  return env;
+}
+
+function platform(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Rejects with `what` when the promise has not settled within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs the command to completion; resolves with its exit code and output. */
+async function runToExit(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = platform(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  try {
+    const [code] = (await within(once(child, 'close'), limitMs, `platform ${args.join(' ')} to exit`)) as [number | null];
+    return { code, stdout, stderr };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+/** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
+function waitForLine(child: ChildProcess, pattern: RegExp, seen: string[]): Promise<string> {
+  const { promise, resolve, reject } = Promise.withResolvers<string>();
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  lines.on('line', (line) => {
+    seen.push(line);
+    if (pattern.test(line)) resolve(line);
+  });
+  child.once('exit', (code) => reject(new Error(`platform exited with ${code} before printing ${pattern}`)));
+  return promise;
+}
+
+test('platform up starts the scheduler, prints the table, answers /healthz and exits 0 on SIGTERM', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-'));
+  const child = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false' }));
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const stdout: string[] = [];
+  try {
+    const row = await within(waitForLine(child, /^scheduler\s+http:\/\//, stdout), limitMs, 'the scheduler row').catch((error: Error) => {
+      throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
+    });
+    const [, url, data] = row.split(/\s{2,}/);
+    assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(data, `PGlite in ${dataDir}`);
+
+    const response = await fetch(`${url}/healthz`);
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
+    assert.equal(body.ok, true);
+    assert.equal(body.data.db, true);
+
+    child.kill('SIGTERM');
+    const [code, signal] = await within(exited, limitMs, 'platform up to exit after SIGTERM');
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
+  } finally {
+    child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('platform serve with an unknown service exits 2 and names the known ones', async () => {
+  const { code, stderr } = await runToExit(['serve', 'nope'], cleanEnv({}));
+  assert.equal(code, 2);
+  assert.match(stderr, /scheduler/);
+  assert.equal(stderr.trim().split('\n').length, 1, stderr);
+});
+
+test('platform serve scheduler with a bad PORT exits 1 with one line naming PORT', async () => {
+  const { code, stderr } = await runToExit(['serve', 'scheduler'], cleanEnv({ PORT: 'abc' }));
+  assert.equal(code, 1);
+  const lines = stderr.trim().split('\n');
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0] ?? '', /PORT/);
+});
+
+test('an unknown command prints usage and exits 2', async () => {
+  const { code, stderr } = await runToExit(['bogus'], cleanEnv({}));
+  assert.equal(code, 2);
+  assert.match(stderr, /Usage: platform/);
+});

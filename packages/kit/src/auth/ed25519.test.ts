@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { sign } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { privateKeyFromSeed, publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './ed25519.ts';
+
+// RFC 8032 section 7.1, TEST 1.
+const rfcSeed = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+const rfcPublic = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
+const rfcSignature = 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b';
+
+const seed = '1f'.repeat(32);
+
+describe('ed25519 RFC 8032 test vector 1', () => {
+  it('derives the published public key from the secret key', () => {
+    assert.equal(publicKeyHex(privateKeyFromSeed(rfcSeed)), rfcPublic);
+  });
+
+  it('produces the published signature for the empty message', () => {
+    assert.equal(signMessage(privateKeyFromSeed(rfcSeed), ''), rfcSignature);
+  });
+
+  it('verifies the published signature with the published public key', () => {
+    const publicKey = publicKeyFromHex(rfcPublic);
+    assert.ok(publicKey);
+    assert.equal(verifyMessage(publicKey, '', rfcSignature), true);
+  });
+
+  it('accepts uppercase hex for key and signature', () => {
+    const publicKey = publicKeyFromHex(rfcPublic.toUpperCase());
+    assert.ok(publicKey);
+    assert.equal(verifyMessage(publicKey, '', rfcSignature.toUpperCase()), true);
+  });
+});
+
+describe('ed25519 sign and verify', () => {
+  const privateKey = privateKeyFromSeed(seed);
+  const publicHex = publicKeyHex(privateKey);
+  const publicKey = publicKeyFromHex(publicHex);
+
+  it('round-trips seed → public key → sign → verify', () => {
+    assert.match(publicHex, /^[0-9a-f]{64}$/);
+    assert.ok(publicKey);
+    const signature = signMessage(privateKey, 'hello, world');
+    assert.match(signature, /^[0-9a-f]{128}$/);
+    assert.equal(verifyMessage(publicKey, 'hello, world', signature), true);
+  });
+
+  it('signs UTF-8 text: the signature matches node:crypto over the UTF-8 bytes', () => {
+    const message = 'grüße ✓';
+    assert.equal(signMessage(privateKey, message), sign(null, Buffer.from(message, 'utf8'), privateKey).toString('hex'));
+  });
+
+  it('refuses a signature over a different message', () => {
+    assert.ok(publicKey);
+    const signature = signMessage(privateKey, 'pay 10');
+    assert.equal(verifyMessage(publicKey, 'pay 100', signature), false);
+  });
+
+  it('refuses a signature checked against a different key', () => {
+    const otherKey = publicKeyFromHex(rfcPublic);
+    assert.ok(otherKey);
+    assert.equal(verifyMessage(otherKey, 'hello', signMessage(privateKey, 'hello')), false);
+  });
+
+  it('refuses a signature with one flipped bit', () => {
+    assert.ok(publicKey);
+    const signature = signMessage(privateKey, 'hello');
+    const flipped = (Number.parseInt(signature[0] as string, 16) ^ 1).toString(16) + signature.slice(1);
+    assert.equal(verifyMessage(publicKey, 'hello', flipped), false);
+  });
+});
+
+describe('ed25519 malformed input is refused without throwing', () => {
+  const publicKey = publicKeyFromHex(rfcPublic);
+
+  it('returns undefined for a public key of odd length, 63 chars, 66 chars, non-hex or empty', () => {
+    assert.equal(publicKeyFromHex(`${rfcPublic}a`), undefined);
+    assert.equal(publicKeyFromHex(rfcPublic.slice(0, 63)), undefined);
+    assert.equal(publicKeyFromHex(`${rfcPublic}ab`), undefined);
+    assert.equal(publicKeyFromHex(`${rfcPublic.slice(0, 62)}zz`), undefined);
+    assert.equal(publicKeyFromHex(''), undefined);
+  });
+
+  it('returns false for a signature of odd length, 127 chars, non-hex or empty', () => {
+    assert.ok(publicKey);
+    assert.equal(verifyMessage(publicKey, '', `${rfcSignature}0`), false);
+    assert.equal(verifyMessage(publicKey, '', rfcSignature.slice(0, 127)), false);
+    assert.equal(verifyMessage(publicKey, '', rfcSignature.slice(0, 126)), false);
+    assert.equal(verifyMessage(publicKey, '', `${rfcSignature.slice(0, 126)}zz`), false);
+    assert.equal(verifyMessage(publicKey, '', ''), false);
+  });
+
+  it('throws a clear error for a malformed seed (a configuration error)', () => {
+    assert.throws(() => privateKeyFromSeed(rfcSeed.slice(0, 63)), /64 hex characters/);
+    assert.throws(() => privateKeyFromSeed(`${rfcSeed.slice(0, 62)}zz`), /64 hex characters/);
+  });
+});

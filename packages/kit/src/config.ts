@@ -1,0 +1,80 @@
+import { type LogLevel, logLevels } from './logger.ts';
+
+/** A bad or missing setting; `main` prints its message as one line and exits. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Typed readers over an environment map. Each names the setting in its error. */
+export const read = {
+  /** A text setting; empty counts as unset, like every other reader. */
+  string(env: Env, name: string, fallback: string): string {
+    return env[name] || fallback;
+  },
+  optionalString(env: Env, name: string): string | undefined {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  },
+  integer(env: Env, name: string, fallback: number, range: { min: number; max: number }): number {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < range.min || value > range.max) {
+      throw new ConfigError(`${name} must be an integer from ${range.min} to ${range.max}, got "${raw}"`);
+    }
+    return value;
+  },
+  boolean(env: Env, name: string, fallback: boolean): boolean {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (/^(true|1|yes)$/i.test(raw)) return true;
+    if (/^(false|0|no)$/i.test(raw)) return false;
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  },
+  /** A URL setting; `echo: false` keeps the value out of the error (it may carry a password). */
+  url(env: Env, name: string, fallback: string, protocols: readonly string[], echo = true): string {
+    const raw = env[name] || fallback;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name} must be a URL${echo ? `, got "${raw}"` : ''}`);
+    }
+    if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+    return raw;
+  },
+};
+
+export interface BaseConfig {
+  readonly service: string;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly logLevel: LogLevel;
+}
+
+/**
+ * The settings every service reads: HOST, PORT, DATA_DIR, DATABASE_URL, LOG_LEVEL.
+ *
+ * @example readBaseConfig(process.env, { service: 'scheduler', defaultPort: 9096 })
+ */
+export function readBaseConfig(env: Env, defaults: { service: string; defaultPort: number }): BaseConfig {
+  const logLevel = read.string(env, 'LOG_LEVEL', 'info');
+  if (!(logLevels as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
+  const databaseUrl = read.optionalString(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined) read.url(env, 'DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:'], false);
+  return {
+    service: defaults.service,
+    host: read.string(env, 'HOST', '127.0.0.1'),
+    port: read.integer(env, 'PORT', defaults.defaultPort, { min: 0, max: 65535 }),
+    dataDir: read.string(env, 'DATA_DIR', `.data/${defaults.service}`),
+    databaseUrl,
+    logLevel: logLevel as LogLevel,
+  };
+}

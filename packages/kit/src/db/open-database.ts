@@ -1,0 +1,121 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { PGliteDialect } from './pglite-dialect.ts';
+import { PostgresListener } from './postgres-listener.ts';
+
+export interface Database<Schema> {
+  readonly kind: 'pglite' | 'postgres';
+  readonly db: Kysely<Schema>;
+  /** The schema holding the service's tables. */
+  readonly schema: string;
+  /** Where the data lives, safe to print (no password). */
+  readonly location: string;
+  /** Subscribes to NOTIFY on a channel; the same SQL `NOTIFY`/`pg_notify` reaches it on both engines. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** True when a trivial query answers within the timeout. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL connection string; when absent, embedded PGlite is used. */
+  url?: string | undefined;
+  /** PGlite data folder; undefined keeps PGlite in memory (tests). */
+  dataDir?: string | undefined;
+  /** PostgreSQL schema for this service's tables, created when missing (lets services share one database). */
+  schema?: string | undefined;
+  poolSize?: number;
+  logger: Logger;
+}
+
+const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
+// int8 columns (money, counters) come back as bigint on both engines, never as a lossy number.
+const int8 = 20;
+
+/**
+ * Opens the service's database: PostgreSQL when a URL is given, else embedded PGlite.
+ *
+ * @example const database = await openDatabase<Schema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: 'scheduler', logger })
+ */
+export async function openDatabase<Schema>(options: OpenDatabaseOptions): Promise<Database<Schema>> {
+  return options.url ? openPostgres<Schema>(options.url, options) : openPGlite<Schema>(options);
+}
+
+async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Database<Schema>> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create(options.dataDir, { parsers: { [int8]: (value: string) => BigInt(value) } });
+  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+  return {
+    kind: 'pglite',
+    db,
+    schema: 'public',
+    location: options.dataDir ? `PGlite in ${options.dataDir}` : 'PGlite in memory',
+    listen: (channel, onPayload) => pglite.listen(channel, onPayload).then((unlisten) => () => unlisten()),
+    ping: (timeoutMs) => pingWith(db, timeoutMs),
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}
+
+async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): Promise<Database<Schema>> {
+  const schema = options.schema;
+  if (schema !== undefined && !schemaName.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  const clientConfig: pg.ClientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: 5000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === int8 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    },
+  };
+  if (schema) {
+    const setup = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    await setup.connect();
+    try {
+      await setup.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
+    } finally {
+      await setup.end();
+    }
+  }
+  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
+  // An idle client can fail (server restart); without a listener that would crash the process.
+  pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const listener = new PostgresListener(clientConfig, options.logger);
+  const parsed = new URL(url);
+  return {
+    kind: 'postgres',
+    db,
+    schema: schema ?? 'public',
+    location: `PostgreSQL ${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    ping: (timeoutMs) => pingWith(db, timeoutMs),
+    close: async () => {
+      await listener.close();
+      await db.destroy();
+    },
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a ping works on any schema.
+async function pingWith(db: Kysely<any>, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  const query = sql`select 1`.execute(db).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([query, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

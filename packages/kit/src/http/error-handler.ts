@@ -1,0 +1,42 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { failure } from '../envelope.ts';
+import { ServiceError } from '../errors.ts';
+
+// Fastify's own failures for bodies and routing, mapped onto the catalogue.
+const fastifyCodes: Record<string, () => ServiceError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ServiceError('payload_too_large', 'request body is larger than this service accepts'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ServiceError('unsupported_media_type', 'request body must be application/json'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ServiceError('invalid_request', 'request body is not valid JSON'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ServiceError('invalid_request', 'request body is empty'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_request', 'content-length does not match the body'),
+};
+
+/** Turns anything thrown during a request into a `ServiceError` whose message is safe to show. */
+export function toServiceError(error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
+  if (fastifyError.validation) {
+    return new ServiceError('invalid_request', fastifyError.message ?? 'request is invalid', { cause: error });
+  }
+  const mapped = fastifyError.code ? fastifyCodes[fastifyError.code] : undefined;
+  if (mapped) return mapped();
+  if (error instanceof SyntaxError) return new ServiceError('invalid_request', 'request body is not valid JSON', { cause: error });
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 404) return new ServiceError('not_found', 'not found', { cause: error });
+  if (status >= 400 && status < 500) return new ServiceError('invalid_request', 'request is invalid', { cause: error });
+  return new ServiceError('internal', 'internal error', { cause: error });
+}
+
+/** Installs the envelope error handler and the unknown-route handler. Stack traces and SQL text go to the log only. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const serviceError = toServiceError(error);
+    if (serviceError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');
+    return reply.status(serviceError.status).send(failure(serviceError));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ServiceError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
+    return reply.status(404).send(failure(error));
+  });
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type PrincipalClaims, verifyPrincipalToken } from '../auth/principal-token.ts';
+import { type Clock, unixSeconds } from '../clock.ts';
+import { ServiceError } from '../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: PrincipalClaims | null;
+  }
+}
+
+export interface PrincipalOptions {
+  /** The header carrying the token, e.g. `X-Scheduler-Agent`. */
+  header: string;
+  tokenKey: Buffer;
+  clock: Clock;
+  /** Route URL prefixes that need a principal. */
+  prefixes: readonly string[];
+}
+
+/**
+ * Layer 2: verifies the principal token on every route under the given prefixes and sets `request.principal`.
+ * It runs on request, before the body is read or validated, so an unauthenticated caller learns nothing else.
+ *
+ * @example requirePrincipal(app, { header: 'X-Scheduler-Agent', tokenKey, clock, prefixes: ['/v1/alarms'] })
+ */
+export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions): void {
+  const header = options.header.toLowerCase();
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    const url = request.routeOptions.url ?? '';
+    if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;
+    const raw = request.headers[header];
+    const token = typeof raw === 'string' ? raw.trim() : '';
+    if (token === '') throw new ServiceError('unauthorized', `missing principal token (${options.header} header)`);
+    const check = verifyPrincipalToken(options.tokenKey, token, unixSeconds(options.clock.now()));
+    if (!check.ok) throw new ServiceError('unauthorized', `invalid principal token: ${check.reason}`);
+    request.principal = check.claims;
+  });
+}
+
+/** The verified principal of a request behind `requirePrincipal`; a programming error if absent. */
+export function principalOf(request: FastifyRequest): PrincipalClaims {
+  if (!request.principal) throw new Error('route is not behind requirePrincipal');
+  return request.principal;
+}

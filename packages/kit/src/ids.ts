@@ -1,0 +1,16 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * A UUIDv7 (RFC 9562): 48-bit Unix milliseconds then randomness, so ids sort in creation order
+ * and index well.
+ *
+ * @example const id = uuidv7()
+ */
+export function uuidv7(now: number = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(now, 0, 6);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x70;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,29 @@
+import { summarize } from '../stats.ts';
+import { type Alarm, planAlarms } from './alarm.ts';
+import type { PeerOptions, PeerResult } from './types.ts';
+
+/**
+ * How far ahead the common due moment is set: 2 s plus 0.3 ms per job (an insert rate no peer
+ * undercuts), so the bulk insert is finished before anything falls due and is never measured.
+ */
+export const leadMs = (count: number): number => 2_000 + Math.ceil(count * 0.3);
+
+/** Waiting budget after the due moment: the spread, plus 30 s or 5 ms per job, whichever is longer. */
+const drainBudgetMs = (count: number, spreadMs: number): number => spreadMs + Math.max(30_000, count * 5);
+
+/**
+ * The measured part shared by every peer, run once its workers are already polling: plan the
+ * alarms, bulk insert them via `insert`, then wait until the sink saw every one and summarize.
+ */
+export async function measureRound(name: string, opts: PeerOptions, insert: (alarms: Alarm[]) => Promise<void>): Promise<PeerResult> {
+  const { count, spreadMs, sink } = opts;
+  sink.reset();
+  const dueAt = Date.now() + leadMs(count);
+  await insert(planAlarms(count, spreadMs, dueAt));
+  const insertDoneAt = Date.now();
+  if (insertDoneAt >= dueAt) {
+    throw new Error(`${name}: inserting ${count} jobs overran the due moment by ${insertDoneAt - dueAt} ms`);
+  }
+  await sink.waitFor(count, dueAt - insertDoneAt + drainBudgetMs(count, spreadMs));
+  return { name, count, ...summarize(sink.lateness(), dueAt, sink.lastReceivedAt(), count) };
+}

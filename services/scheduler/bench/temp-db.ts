@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+
+export interface TempDatabase {
+  /** Connection string for the fresh database. */
+  url: string;
+  /** Drops the database, terminating any sessions a peer left behind. */
+  drop(): Promise<void>;
+}
+
+async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * pg's pool.end() resolves once each client has *sent* Terminate, so backends can linger a few ms.
+ * FORCE-killing them then surfaces as a 57P01 'error' on a client that is already closing, so wait
+ * (bounded) for them to leave first; FORCE still clears anything a crashed peer left behind.
+ */
+async function dropWhenIdle(client: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    if (rows[0]?.n === 0) break;
+    await sleep(25);
+  }
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/**
+ * Creates `bench_<random>` next to the database `adminUrl` points at, so every run (and every peer)
+ * starts from empty tables and indexes instead of whatever bloat a previous run left.
+ */
+export async function createTempDatabase(adminUrl: string): Promise<TempDatabase> {
+  // Hex only: the name is spliced into DDL, which cannot take bind parameters.
+  const name = `bench_${randomBytes(6).toString('hex')}`;
+  await admin(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => admin(adminUrl, (c) => dropWhenIdle(c, name)),
+  };
+}

@@ -1,0 +1,147 @@
+import type { Clock } from '@platform/kit/clock';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { AlarmRow, AlarmTable, SchedulerSchema } from '../db/schema.ts';
+import type { FireOutcome } from './fire-outcome.ts';
+
+export const alarmsChannel = 'scheduler_alarms';
+
+export type NewAlarm = Omit<Insertable<AlarmTable>, 'created_at' | 'next_fire_at' | 'occurrence_at'> & {
+  /** Absolute time, or seconds after the database clock's now. */
+  fireAt: Date | { delaySeconds: number };
+};
+
+export type ClaimedAlarm = AlarmRow & { claimed_at: Date };
+
+/** All SQL about alarms. Times that instances must agree on come from `clock.sqlNow()`. */
+export class AlarmsRepository {
+  readonly #db: Kysely<SchedulerSchema>;
+  readonly #clock: Clock;
+
+  constructor(db: Kysely<SchedulerSchema>, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+  }
+
+  /** Inserts unless the owner already has the idempotency key; returns the stored row either way and whether it is new. */
+  async insertOrGetExisting(alarm: NewAlarm): Promise<{ row: AlarmRow; created: boolean }> {
+    const now = this.#clock.sqlNow();
+    const fireAt =
+      alarm.fireAt instanceof Date
+        ? sql<Date>`${alarm.fireAt.toISOString()}::timestamptz`
+        : sql<Date>`${now} + make_interval(secs => ${alarm.fireAt.delaySeconds})`;
+    const { fireAt: _fireAt, ...columns } = alarm;
+    const inserted = await this.#db
+      .insertInto('alarms')
+      .values({ ...columns, created_at: now, next_fire_at: fireAt, occurrence_at: fireAt })
+      .onConflict((conflict) => conflict.columns(['owner_did', 'idempotency_key']).where('idempotency_key', '<>', '').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted) {
+      await sql`select pg_notify(${alarmsChannel}, ${inserted.next_fire_at.toISOString()})`.execute(this.#db);
+      return { row: inserted, created: true };
+    }
+    const existing = await this.#db
+      .selectFrom('alarms')
+      .selectAll()
+      .where('owner_did', '=', alarm.owner_did)
+      .where('idempotency_key', '=', alarm.idempotency_key ?? '')
+      .executeTakeFirstOrThrow();
+    return { row: existing, created: false };
+  }
+
+  async findOwned(ownerDid: string, id: string): Promise<AlarmRow | undefined> {
+    return this.#db.selectFrom('alarms').selectAll().where('id', '=', id).where('owner_did', '=', ownerDid).executeTakeFirst();
+  }
+
+  /** The owner's alarms, most recent first (UUIDv7 ids break ties in creation order). */
+  async listOwned(ownerDid: string, limit: number): Promise<AlarmRow[]> {
+    return this.#db
+      .selectFrom('alarms')
+      .selectAll()
+      .where('owner_did', '=', ownerDid)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Cancels an active alarm; any other state is returned unchanged. Undefined when not the owner's. */
+  async cancelOwned(ownerDid: string, id: string): Promise<AlarmRow | undefined> {
+    const cancelled = await this.#db
+      .updateTable('alarms')
+      .set({ status: 'cancelled', claim_token: null, claimed_until: null })
+      .where('id', '=', id)
+      .where('owner_did', '=', ownerDid)
+      .where('status', '=', 'active')
+      .returningAll()
+      .executeTakeFirst();
+    return cancelled ?? this.findOwned(ownerDid, id);
+  }
+
+  /**
+   * Claims up to `limit` due alarms for one dispatcher instance with a lease. SKIP LOCKED lets many
+   * instances claim side by side without waiting on or double-claiming each other's rows; an expired
+   * lease (a crashed instance) makes an alarm claimable again.
+   */
+  async claimDue(claimToken: string, limit: number, leaseMs: number): Promise<ClaimedAlarm[]> {
+    const now = this.#clock.sqlNow();
+    const result = await sql<ClaimedAlarm>`
+      with due as (
+        select id from alarms
+        where status = 'active' and next_fire_at <= ${now} and (claim_token is null or claimed_until <= ${now})
+        order by next_fire_at
+        limit ${limit}
+        for update skip locked
+      )
+      update alarms set claim_token = ${claimToken}, claimed_until = ${now} + make_interval(secs => ${leaseMs / 1000})
+      from due where alarms.id = due.id
+      returning alarms.*, ${now} as claimed_at`.execute(this.#db);
+    return result.rows.map((row) => ({ ...row, claimed_at: new Date(row.claimed_at) }));
+  }
+
+  /** When the dispatcher should look again: the earliest unclaimed due time or lease expiry, with the database's now. */
+  async nextWake(): Promise<{ nextAt: Date | null; now: Date }> {
+    const now = this.#clock.sqlNow();
+    const result = await sql<{ next_due: Date | null; next_lease: Date | null; now: Date }>`
+      select
+        (select next_fire_at from alarms where status = 'active' and claim_token is null order by next_fire_at limit 1) as next_due,
+        (select claimed_until from alarms where status = 'active' and claim_token is not null order by claimed_until limit 1) as next_lease,
+        ${now} as now`.execute(this.#db);
+    const row = result.rows[0] as { next_due: Date | null; next_lease: Date | null; now: Date };
+    const candidates = [row.next_due, row.next_lease].filter((value): value is Date => value !== null).map((value) => new Date(value));
+    const nextAt = candidates.length === 0 ? null : new Date(Math.min(...candidates.map((date) => date.getTime())));
+    return { nextAt, now: new Date(row.now) };
+  }
+
+  /**
+   * Writes the outcomes of a batch of deliveries in one statement. Only rows still claimed by this
+   * instance and still active are written: a cancelled alarm stays cancelled, and an instance whose
+   * lease ran out cannot overwrite the instance that took over.
+   */
+  async completeFires(claimToken: string, outcomes: readonly FireOutcome[]): Promise<number> {
+    if (outcomes.length === 0) return 0;
+    const column = <K extends keyof FireOutcome>(key: K) => outcomes.map((outcome) => outcome[key]);
+    const iso = (dates: (Date | null)[]) => dates.map((date) => date?.toISOString() ?? null);
+    const result = await sql`
+      update alarms set
+        status = v.status, next_fire_at = v.next_fire_at, occurrence_at = v.occurrence_at, attempt = v.attempt,
+        failure_count = v.failure_count, last_error = v.last_error, last_fired_at = v.last_fired_at,
+        fire_count = alarms.fire_count + v.fired, claim_token = null, claimed_until = null
+      from unnest(${column('id')}::uuid[], ${column('status')}::text[], ${iso(column('next_fire_at'))}::timestamptz[],
+                  ${iso(column('occurrence_at'))}::timestamptz[], ${column('attempt')}::int[], ${column('failure_count')}::int[],
+                  ${column('last_error')}::text[], ${iso(column('last_fired_at'))}::timestamptz[], ${column('fired')}::int[])
+        as v(id, status, next_fire_at, occurrence_at, attempt, failure_count, last_error, last_fired_at, fired)
+      where alarms.id = v.id and alarms.claim_token = ${claimToken} and alarms.status = 'active'`.execute(this.#db);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
+  /** Gives back every claim an instance still holds (graceful shutdown). */
+  async releaseClaims(claimToken: string): Promise<number> {
+    const result = await this.#db
+      .updateTable('alarms')
+      .set({ claim_token: null, claimed_until: null })
+      .where('claim_token', '=', claimToken)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}

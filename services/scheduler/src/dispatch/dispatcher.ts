@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@platform/kit/clock';
+import type { Logger } from 'pino';
+import type { AlarmsRepository, ClaimedAlarm } from '../alarms/alarms.repository.ts';
+import { type FireOutcome, fireOutcome } from '../alarms/fire-outcome.ts';
+import type { DeliverWake } from './wake-delivery.ts';
+
+export interface DispatcherOptions {
+  repository: AlarmsRepository;
+  deliver: DeliverWake;
+  clock: Clock;
+  logger: Logger;
+  /** Subscribes to "an alarm was created" hints (LISTEN/NOTIFY); the payload is its next_fire_at. */
+  onAlarmCreated: (hint: (payload: string) => void) => Promise<() => Promise<void>>;
+  /** Most deliveries in flight at once per instance. */
+  concurrency: number;
+  /** How long a claim lasts before another instance may take it over; must exceed the wake timeout. */
+  leaseMs: number;
+  /** Longest sleep with nothing due, as a safety net should a notification be lost. */
+  maxIdleMs: number;
+}
+
+/**
+ * Fires due alarms. Any number of instances may run on one PostgreSQL: each claims due rows with
+ * SKIP LOCKED under a lease, delivers them with bounded concurrency, and writes outcomes in batches.
+ * With nothing due it sleeps until the next due time (by the database's clock) or until a
+ * notification says an earlier alarm was created: no polling.
+ */
+export class Dispatcher {
+  readonly claimToken = randomUUID();
+  readonly #options: DispatcherOptions;
+  #inFlight = 0;
+  #pending: FireOutcome[] = [];
+  #flushing: Promise<void> | undefined;
+  #deliveries = new Set<Promise<void>>();
+  #wakeup = new AbortController();
+  #plannedWakeAt = Number.POSITIVE_INFINITY;
+  #running: Promise<void> | undefined;
+  #stopping = false;
+  #crashed = false;
+  #unlisten: (() => Promise<void>) | undefined;
+
+  readonly #minimumClaim: number;
+
+  constructor(options: DispatcherOptions) {
+    this.#options = options;
+    this.#minimumClaim = Math.max(1, Math.floor(options.concurrency / 4));
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  async start(): Promise<void> {
+    this.#unlisten = await this.#options.onAlarmCreated((payload) => this.#onHint(payload));
+    this.#running = this.#loop().catch((error) => this.#options.logger.fatal({ err: error }, 'dispatcher loop ended'));
+  }
+
+  /** Graceful: stop claiming, finish the deliveries in flight, write their outcomes, give back any claim left. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wakeup.abort();
+    await this.#running;
+    await this.#unlisten?.();
+    await Promise.all(this.#deliveries);
+    await this.#flush();
+    await this.#options.repository.releaseClaims(this.claimToken);
+  }
+
+  /** Test hook: vanish as a killed process would, leaving claims to expire and outcomes unwritten. */
+  async crash(): Promise<void> {
+    this.#crashed = true;
+    this.#stopping = true;
+    this.#wakeup.abort();
+    await this.#running;
+    await this.#unlisten?.();
+  }
+
+  /** Fires everything due now and waits until the outcomes are written (tests drive time with this). */
+  async runOnce(): Promise<void> {
+    while ((await this.#claimAndDeliver()) > 0 || this.#deliveries.size > 0) {
+      await Promise.race(this.#deliveries);
+    }
+    await this.#flush();
+  }
+
+  async #loop(): Promise<void> {
+    while (!this.#stopping) {
+      this.#wakeup = new AbortController();
+      try {
+        const capacity = this.#options.concurrency - this.#inFlight;
+        // Under load, claim in batches of at least a quarter of the window: one query per delivery finished would cost more than the delivery.
+        if (this.#inFlight > 0 && capacity < this.#minimumClaim) {
+          await this.#options.clock.sleep(this.#options.maxIdleMs, this.#wakeup.signal);
+          continue;
+        }
+        const claimed = await this.#claimAndDeliver();
+        if (claimed > 0 && claimed === capacity) continue;
+        if (claimed > 0) continue;
+        const { nextAt, now } = await this.#options.repository.nextWake();
+        const delay = nextAt === null ? this.#options.maxIdleMs : Math.min(this.#options.maxIdleMs, nextAt.getTime() - now.getTime());
+        if (delay <= 0) continue;
+        this.#plannedWakeAt = now.getTime() + delay;
+        await this.#options.clock.sleep(delay, this.#wakeup.signal);
+        this.#plannedWakeAt = Number.POSITIVE_INFINITY;
+      } catch (error) {
+        if (this.#stopping) return;
+        this.#options.logger.error({ err: error }, 'dispatch cycle failed; retrying in 1 s');
+        await this.#options.clock.sleep(1000, this.#wakeup.signal);
+      }
+    }
+  }
+
+  async #claimAndDeliver(): Promise<number> {
+    const capacity = this.#options.concurrency - this.#inFlight;
+    if (capacity <= 0 || this.#stopping) return 0;
+    const claimed = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
+    for (const alarm of claimed) this.#track(this.#fire(alarm));
+    return claimed.length;
+  }
+
+  #track(delivery: Promise<void>): void {
+    this.#inFlight++;
+    const tracked = delivery.finally(() => {
+      this.#inFlight--;
+      this.#deliveries.delete(tracked);
+      this.#wakeup.abort();
+    });
+    this.#deliveries.add(tracked);
+  }
+
+  async #fire(alarm: ClaimedAlarm): Promise<void> {
+    const result = await this.#options.deliver({
+      user_id: alarm.owner_user_id,
+      alarm_id: alarm.id,
+      label: alarm.label,
+      wake_message: alarm.wake_message,
+      conversation_id: alarm.conversation_id,
+      payload: alarm.payload,
+      scheduled_for: alarm.occurrence_at.toISOString(),
+      fired_at: alarm.claimed_at.toISOString(),
+      attempt: alarm.attempt,
+    });
+    if (this.#crashed) return;
+    if (!result.ok) this.#options.logger.warn({ alarm_id: alarm.id, attempt: alarm.attempt, error: result.error }, 'wake delivery failed');
+    // The next occurrence is reckoned from the claim time (database clock), not from when the delivery ended.
+    this.#pending.push(fireOutcome(alarm, result, alarm.claimed_at, alarm.claimed_at));
+    this.#scheduleFlush();
+  }
+
+  // Outcomes are written in batches: one UPDATE for everything that finished while the last one ran.
+  #scheduleFlush(): void {
+    if (this.#flushing) return;
+    this.#flushing = (async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (this.#pending.length > 0 && !this.#crashed) {
+        const batch = this.#pending;
+        this.#pending = [];
+        try {
+          await this.#options.repository.completeFires(this.claimToken, batch);
+        } catch (error) {
+          // The claims stay with their leases; after expiry the alarms fire again under the same Idempotency-Key.
+          this.#options.logger.error({ err: error, count: batch.length }, 'writing fire outcomes failed');
+        }
+      }
+    })().finally(() => {
+      this.#flushing = undefined;
+      if (this.#pending.length > 0) this.#scheduleFlush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#flushing || this.#pending.length > 0) {
+      if (!this.#flushing) this.#scheduleFlush();
+      await this.#flushing;
+    }
+  }
+
+  #onHint(payload: string): void {
+    const at = Date.parse(payload);
+    if (Number.isNaN(at) || at < this.#plannedWakeAt) this.#wakeup.abort();
+  }
+}

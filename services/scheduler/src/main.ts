@@ -1,0 +1,71 @@
+import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { systemClock } from '@platform/kit/clock';
+import { ConfigError, type Env } from '@platform/kit/config';
+import { migrate } from '@platform/kit/db/migrate';
+import { openDatabase } from '@platform/kit/db/open-database';
+import { type RunningService, serve } from '@platform/kit/lifecycle';
+import { createLogger } from '@platform/kit/logger';
+import { AlarmsRepository, alarmsChannel } from './alarms/alarms.repository.ts';
+import { buildApp, serviceName } from './app.ts';
+import { developmentSecret, loadConfig } from './config.ts';
+import { migrations } from './db/migrations.ts';
+import type { SchedulerSchema } from './db/schema.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { httpWakeDelivery } from './dispatch/wake-delivery.ts';
+
+const noncePurgeIntervalMs = 5 * 60 * 1000;
+
+export interface StartedService extends RunningService {
+  name: string;
+  dataLocation: string;
+}
+
+/** Starts the scheduler from an environment map: config, database, migrations, HTTP, dispatcher. */
+export async function start(env: Env, options: { handleSignals?: boolean } = {}): Promise<StartedService> {
+  const config = loadConfig(env);
+  const logger = createLogger({ level: config.logLevel, service: serviceName });
+  if (config.agentAuthSecret === '') logger.warn('SCHEDULER_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
+  const database = await openDatabase<SchedulerSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  await migrate(database, serviceName, migrations);
+  const clock = systemClock;
+  const app = buildApp({
+    db: database.db,
+    ping: () => database.ping(),
+    clock,
+    logger,
+    transportToken: config.transportToken,
+    agentAuthSecret: config.agentAuthSecret || developmentSecret,
+  });
+  const dispatcher = new Dispatcher({
+    repository: new AlarmsRepository(database.db, clock),
+    // One socket per delivery in flight, so no wake spends its timeout queued for a socket.
+    deliver: httpWakeDelivery({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, maxSockets: config.dispatchConcurrency }),
+    clock,
+    logger,
+    onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),
+    concurrency: config.dispatchConcurrency,
+    leaseMs: config.leaseMs,
+    maxIdleMs: 60_000,
+  });
+  const nonces = new NonceStore(database.db, clock);
+  const purge = setInterval(() => void nonces.purgeExpired().catch((error) => logger.warn({ err: error }, 'nonce purge failed')), noncePurgeIntervalMs);
+  purge.unref();
+  const running = await serve(app, {
+    host: config.host,
+    port: config.port,
+    logger,
+    handleSignals: options.handleSignals ?? true,
+    shutdownSteps: [async () => clearInterval(purge), () => (config.dispatcherEnabled ? dispatcher.stop() : Promise.resolve()), () => database.close()],
+  });
+  // Only after the port is ours: a start that fails to listen must not have claimed alarms it will never fire.
+  if (config.dispatcherEnabled) await dispatcher.start();
+  logger.info({ url: running.url, database: database.location }, 'scheduler listening');
+  return { ...running, name: serviceName, dataLocation: database.location };
+}
+
+if (import.meta.main) {
+  start(process.env).catch((error: unknown) => {
+    console.error(error instanceof ConfigError ? `scheduler: ${error.message}` : error);
+    process.exit(1);
+  });
+}
