@@ -6,7 +6,10 @@ import { errorCatalogue, ServiceError } from './errors.ts';
 // The documented table in ARCHITECTURE.md is what callers branch on; it must list exactly the catalogue.
 const architecture = readFileSync(new URL('../../../ARCHITECTURE.md', import.meta.url), 'utf8');
 const documented = new Map(
-  [...architecture.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \| (yes|no) \|/gm)].map((row) => [row[1] as string, { status: Number(row[2]), retryable: row[3] === 'yes' }]),
+  [...architecture.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \| (yes|no) \|/gm)].map((row) => [
+    row[1] as string,
+    { status: Number(row[2]), retryable: row[3] === 'yes' },
+  ]),
 );
 
 describe('the error catalogue', () => {
