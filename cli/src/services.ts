@@ -1,15 +1,4 @@
-import type { Env } from '@platform/kit/config';
-
-/** What a service's `start` resolves to; stopping it finishes in-flight work and closes its database. */
-export interface StartedService {
-  name: string;
-  url: string;
-  /** Where the data lives, safe to print: `PGlite in .data/scheduler`, `PostgreSQL host/db (schema x)`. */
-  dataLocation: string;
-  stop(): Promise<void>;
-}
-
-export type StartService = (env: Env, options?: { handleSignals?: boolean }) => Promise<StartedService>;
+import type { StartService } from '@platform/kit/lifecycle';
 
 export interface ServiceEntry {
   name: string;

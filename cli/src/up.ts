@@ -1,5 +1,6 @@
 import { ConfigError, type Env } from '@platform/kit/config';
-import { type StartedService, services } from './services.ts';
+import type { StartedService } from '@platform/kit/lifecycle';
+import { services } from './services.ts';
 
 /**
  * Starts every service in this process, prints where each listens, and runs until SIGINT/SIGTERM;

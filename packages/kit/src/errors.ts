@@ -19,10 +19,6 @@ export const errorCatalogue = {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export function isErrorCode(value: string): value is ErrorCode {
-  return Object.hasOwn(errorCatalogue, value);
-}
-
 /** The single error type handlers throw; `message` is shown to the caller, so it never carries secrets or SQL. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;

@@ -1,10 +1,33 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { ConfigError, type Env } from './config.ts';
 
 export interface RunningService {
   url: string;
   /** Stops accepting, lets in-flight requests finish, then runs the shutdown steps in order. */
   stop(): Promise<void>;
+}
+
+/** What every service's `start` resolves to; `platform up` prints name, url and dataLocation. */
+export interface StartedService extends RunningService {
+  name: string;
+  /** Where the data lives, safe to print: `PGlite in .data/scheduler`, `PostgreSQL host/db (schema x)`. */
+  dataLocation: string;
+}
+
+/** The entry point each service exports from its `main.ts`. */
+export type StartService = (env: Env, options?: { handleSignals?: boolean }) => Promise<StartedService>;
+
+/**
+ * Runs a service as the process entry point: a bad setting prints as one line naming it, anything else with its stack.
+ *
+ * @example if (import.meta.main) runAsMain('scheduler', start)
+ */
+export function runAsMain(service: string, start: StartService): void {
+  start(process.env).catch((error: unknown) => {
+    console.error(error instanceof ConfigError ? `${service}: ${error.message}` : error);
+    process.exit(1);
+  });
 }
 
 /**

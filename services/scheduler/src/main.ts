@@ -1,9 +1,9 @@
 import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { systemClock } from '@platform/kit/clock';
-import { ConfigError, type Env } from '@platform/kit/config';
+import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
-import { type RunningService, serve } from '@platform/kit/lifecycle';
+import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { AlarmsRepository, alarmsChannel } from './alarms/alarms.repository.ts';
 import { buildApp, serviceName } from './app.ts';
@@ -14,11 +14,6 @@ import { Dispatcher } from './dispatch/dispatcher.ts';
 import { httpWakeDelivery } from './dispatch/wake-delivery.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
-
-export interface StartedService extends RunningService {
-  name: string;
-  dataLocation: string;
-}
 
 /** Starts the scheduler from an environment map: config, database, migrations, HTTP, dispatcher. */
 export async function start(env: Env, options: { handleSignals?: boolean } = {}): Promise<StartedService> {
@@ -47,15 +42,13 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     leaseMs: config.leaseMs,
     maxIdleMs: 60_000,
   });
-  const nonces = new NonceStore(database.db, clock);
-  const purge = setInterval(() => void nonces.purgeExpired().catch((error) => logger.warn({ err: error }, 'nonce purge failed')), noncePurgeIntervalMs);
-  purge.unref();
+  const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => clearInterval(purge), () => (config.dispatcherEnabled ? dispatcher.stop() : Promise.resolve()), () => database.close()],
+    shutdownSteps: [async () => stopNoncePurge(), () => (config.dispatcherEnabled ? dispatcher.stop() : Promise.resolve()), () => database.close()],
   });
   // Only after the port is ours: a start that fails to listen must not have claimed alarms it will never fire.
   if (config.dispatcherEnabled) await dispatcher.start();
@@ -63,9 +56,4 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   return { ...running, name: serviceName, dataLocation: database.location };
 }
 
-if (import.meta.main) {
-  start(process.env).catch((error: unknown) => {
-    console.error(error instanceof ConfigError ? `scheduler: ${error.message}` : error);
-    process.exit(1);
-  });
-}
+if (import.meta.main) runAsMain(serviceName, start);

@@ -191,7 +191,6 @@ for (const engine of testEngines()) {
       });
       const doomed = s.makeDispatcher(60_000);
       await doomed.start();
-      await waitUntil(() => true);
       s.clock.advance(5_000);
       await arrived;
       await doomed.crash();
@@ -228,6 +227,28 @@ for (const engine of testEngines()) {
       assert.deepEqual([state.status, state.failure_count], ['cancelled', 0]);
     });
 
+    test('a running dispatcher looks again when a failed fire schedules its retry', { timeout: 20_000 }, async () => {
+      respond(500);
+      const dispatcher = s.makeDispatcher();
+      await dispatcher.start();
+      const id = await create({ kind: 'once', wake_message: 'retry me', delay_seconds: 0 });
+      await s.receiver.waitFor(s.receiver.received.filter((wake) => wake.body.alarm_id !== id).length + 1);
+      respond(200);
+      // Until the outcome is written the dispatcher sees only the claim's 60 s lease; the written retry must shorten its sleep to 10 s.
+      const retryAt = s.clock.now().getTime() + 10_000;
+      for (let turn = 0; turn < 100_000 && dispatcher.sleepingUntil !== retryAt; turn++) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(dispatcher.sleepingUntil, retryAt, 'the dispatcher re-planned its sleep for the retry');
+      const retried = s.receiver.waitFor(s.receiver.received.length + 1);
+      s.clock.advance(10_000);
+      await retried;
+      await dispatcher.stop();
+      assert.deepEqual(
+        wakesFor(id).map((wake) => wake.body.attempt),
+        [1, 2],
+      );
+      assert.equal((await view(id)).status, 'fired');
+    });
+
     test('a sleeping dispatcher is woken by a new earlier alarm and fires it when due, then stops gracefully', async () => {
       respond(200);
       await s.makeDispatcher().runOnce();
@@ -235,10 +256,9 @@ for (const engine of testEngines()) {
       await dispatcher.start();
       const before = s.receiver.received.length;
       const id = await create({ kind: 'once', wake_message: 'soon', delay_seconds: 45 });
-      await new Promise((resolve) => setImmediate(resolve));
       const delivered = s.receiver.waitFor(before + 1);
-      // The dispatcher must have re-planned its sleep for the new alarm: moving time 45 s is enough.
-      await waitUntil(() => dispatcher.inFlight === 0);
+      // Whether the NOTIFY reaches the sleeping dispatcher before or after this, moving time 45 s must fire it:
+      // before, it re-planned its sleep for 45 s; after, the NOTIFY wakes it from its 60 s idle sleep.
       s.clock.advance(45_000);
       await delivered;
       assert.equal(wakesFor(id).length, 1);
@@ -246,10 +266,4 @@ for (const engine of testEngines()) {
       assert.equal((await view(id)).status, 'fired', 'stop writes the outcomes of finished deliveries');
     });
   });
-}
-
-/** Resolves when the condition holds, checking after each turn of the event loop (never a timed sleep). */
-async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let turn = 0; turn < 10_000 && !condition(); turn++) await new Promise((resolve) => setImmediate(resolve));
-  assert.ok(condition());
 }

@@ -35,8 +35,9 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
   await app.ready();
   const receiver = await startWakeReceiver();
   const repository = new AlarmsRepository(database.db, clock);
-  const makeDispatcher = (leaseMs = 60_000) =>
-    new Dispatcher({
+  const dispatchers: Dispatcher[] = [];
+  const makeDispatcher = (leaseMs = 60_000) => {
+    const dispatcher = new Dispatcher({
       repository,
       deliver: httpWakeDelivery({ url: receiver.url, token: 'wake-token', timeoutMs: options.wakeTimeoutMs ?? 2_000 }),
       clock,
@@ -46,6 +47,9 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
       leaseMs,
       maxIdleMs: 60_000,
     });
+    dispatchers.push(dispatcher);
+    return dispatcher;
+  };
 
   async function call(method: 'GET' | 'POST' | 'DELETE', url: string, callOptions: CallOptions = {}) {
     const headers: Record<string, string> = { ...callOptions.headers };
@@ -71,6 +75,8 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
   }
 
   async function close() {
+    // A test that failed midway may leave a dispatcher looping; stop it before its database goes.
+    await Promise.all(dispatchers.map((dispatcher) => dispatcher.crash()));
     await app.close();
     await receiver.close();
     await database.close();

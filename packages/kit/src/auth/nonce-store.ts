@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 
 /** The table every service with the agent handshake keeps; include `nonceMigration` in its migrations. */
@@ -59,6 +60,15 @@ export class NonceStore {
       .returning('nonce')
       .executeTakeFirst();
     return consumed !== undefined;
+  }
+
+  /** Purges expired nonces on a timer (the spec's every 5 minutes); returns the function that stops it. */
+  purgeEvery(intervalMs: number, logger: Logger): () => void {
+    const timer = setInterval(() => {
+      this.purgeExpired().catch((error) => logger.warn({ err: error }, 'nonce purge failed'));
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Deletes expired nonces; returns how many. */

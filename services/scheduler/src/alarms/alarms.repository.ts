@@ -49,6 +49,12 @@ export class AlarmsRepository {
     return { row: existing, created: false };
   }
 
+  /** The clock all instances agree on (the database's now in production). */
+  async databaseNow(): Promise<Date> {
+    const result = await sql<{ now: Date }>`select ${this.#clock.sqlNow()} as now`.execute(this.#db);
+    return new Date((result.rows[0] as { now: Date }).now);
+  }
+
   async findOwned(ownerDid: string, id: string): Promise<AlarmRow | undefined> {
     return this.#db.selectFrom('alarms').selectAll().where('id', '=', id).where('owner_did', '=', ownerDid).executeTakeFirst();
   }

@@ -82,7 +82,8 @@ function normalise(
  * comparison hashes the request as sent (a `delay_seconds` replay matches even though "now" moved).
  */
 export async function createAlarm(repository: AlarmsRepository, clock: Clock, principal: PrincipalClaims, request: CreateAlarmRequest): Promise<AlarmRow> {
-  const alarm = normalise(request, clock.now());
+  // A cron alarm's first occurrence is reckoned by the clock due-ness is judged by, so a skewed instance cannot skip or repeat it.
+  const alarm = normalise(request, request.kind === 'cron' ? await repository.databaseNow() : clock.now());
   const { fireAt, ...fields } = alarm;
   const request_hash = canonicalHash({
     ...fields,

@@ -35,6 +35,7 @@ export class Dispatcher {
   #deliveries = new Set<Promise<void>>();
   #wakeup = new AbortController();
   #plannedWakeAt = Number.POSITIVE_INFINITY;
+  #waitingForCapacity = false;
   #running: Promise<void> | undefined;
   #stopping = false;
   #crashed = false;
@@ -49,6 +50,11 @@ export class Dispatcher {
 
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** When the idle loop will look again (epoch ms), or Infinity while it is working. */
+  get sleepingUntil(): number {
+    return this.#plannedWakeAt;
   }
 
   async start(): Promise<void> {
@@ -91,12 +97,12 @@ export class Dispatcher {
         const capacity = this.#options.concurrency - this.#inFlight;
         // Under load, claim in batches of at least a quarter of the window: one query per delivery finished would cost more than the delivery.
         if (this.#inFlight > 0 && capacity < this.#minimumClaim) {
+          this.#waitingForCapacity = true;
           await this.#options.clock.sleep(this.#options.maxIdleMs, this.#wakeup.signal);
+          this.#waitingForCapacity = false;
           continue;
         }
-        const claimed = await this.#claimAndDeliver();
-        if (claimed > 0 && claimed === capacity) continue;
-        if (claimed > 0) continue;
+        if ((await this.#claimAndDeliver()) > 0) continue;
         const { nextAt, now } = await this.#options.repository.nextWake();
         const delay = nextAt === null ? this.#options.maxIdleMs : Math.min(this.#options.maxIdleMs, nextAt.getTime() - now.getTime());
         if (delay <= 0) continue;
@@ -124,7 +130,8 @@ export class Dispatcher {
     const tracked = delivery.finally(() => {
       this.#inFlight--;
       this.#deliveries.delete(tracked);
-      this.#wakeup.abort();
+      // Wake a loop that waits for room only once there is room for a worthwhile batch.
+      if (this.#waitingForCapacity && (this.#inFlight === 0 || this.#options.concurrency - this.#inFlight >= this.#minimumClaim)) this.#wakeup.abort();
     });
     this.#deliveries.add(tracked);
   }
@@ -158,6 +165,8 @@ export class Dispatcher {
         this.#pending = [];
         try {
           await this.#options.repository.completeFires(this.claimToken, batch);
+          // A retry or the next occurrence may now be due before the loop planned to look again.
+          for (const outcome of batch) if (outcome.status === 'active') this.#hintDueAt(outcome.next_fire_at.getTime());
         } catch (error) {
           // The claims stay with their leases; after expiry the alarms fire again under the same Idempotency-Key.
           this.#options.logger.error({ err: error, count: batch.length }, 'writing fire outcomes failed');
@@ -176,8 +185,12 @@ export class Dispatcher {
     }
   }
 
+  /** A NOTIFY from a create: its payload is the new alarm's next_fire_at (empty after a reconnect: look again). */
   #onHint(payload: string): void {
-    const at = Date.parse(payload);
+    this.#hintDueAt(Date.parse(payload));
+  }
+
+  #hintDueAt(at: number): void {
     if (Number.isNaN(at) || at < this.#plannedWakeAt) this.#wakeup.abort();
   }
 }
