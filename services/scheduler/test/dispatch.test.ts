@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
+import { eventually } from '@platform/testkit/eventually';
+import { AlarmsRepository } from '../src/alarms/alarms.repository.ts';
 import { httpWakeDelivery } from '../src/dispatch/wake-delivery.ts';
 import { type Scheduler, startScheduler } from './harness.ts';
 
@@ -236,8 +238,7 @@ for (const engine of testEngines()) {
       respond(200);
       // Until the outcome is written the dispatcher sees only the claim's 60 s lease; the written retry must shorten its sleep to 10 s.
       const retryAt = s.clock.now().getTime() + 10_000;
-      for (let turn = 0; turn < 100_000 && dispatcher.sleepingUntil !== retryAt; turn++) await new Promise((resolve) => setImmediate(resolve));
-      assert.equal(dispatcher.sleepingUntil, retryAt, 'the dispatcher re-planned its sleep for the retry');
+      await eventually(() => dispatcher.sleepingUntil === retryAt, 'the dispatcher re-plans its sleep for the retry');
       const retried = s.receiver.waitFor(s.receiver.received.length + 1);
       s.clock.advance(10_000);
       await retried;
@@ -247,6 +248,26 @@ for (const engine of testEngines()) {
         [1, 2],
       );
       assert.equal((await view(id)).status, 'fired');
+    });
+
+    test('an outcome that fails to be written is written again a second later, so the alarm does not fire twice', async () => {
+      respond(200);
+      let failures = 0;
+      const flaky = new (class extends AlarmsRepository {
+        override async completeFires(...args: Parameters<AlarmsRepository['completeFires']>) {
+          if (failures++ === 0) throw new Error('connection reset');
+          return super.completeFires(...args);
+        }
+      })(s.database.db, s.clock);
+      const id = await create({ kind: 'once', wake_message: 'x', delay_seconds: 0 });
+      const running = s.makeDispatcher(60_000, flaky).runOnce();
+      await eventually(() => failures === 1, 'the first write fails');
+      s.clock.advance(1_000);
+      await running;
+      assert.equal(failures, 2);
+      assert.equal((await view(id)).status, 'fired');
+      await s.makeDispatcher().runOnce();
+      assert.equal(wakesFor(id).length, 1);
     });
 
     test('a sleeping dispatcher is woken by a new earlier alarm and fires it when due, then stops gracefully', async () => {

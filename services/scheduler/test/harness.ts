@@ -36,9 +36,9 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
   const receiver = await startWakeReceiver();
   const repository = new AlarmsRepository(database.db, clock);
   const dispatchers: Dispatcher[] = [];
-  const makeDispatcher = (leaseMs = 60_000) => {
+  const makeDispatcher = (leaseMs = 60_000, dispatcherRepository: AlarmsRepository = repository) => {
     const dispatcher = new Dispatcher({
-      repository,
+      repository: dispatcherRepository,
       deliver: httpWakeDelivery({ url: receiver.url, token: 'wake-token', timeoutMs: options.wakeTimeoutMs ?? 2_000 }),
       clock,
       logger: silentLogger,

@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
-import { postgresEngine, silentLogger } from '@platform/testkit/databases';
+import { postgresEngine } from '@platform/testkit/databases';
+import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { startWakeReceiver, type WakeReceiver } from '@platform/testkit/wake-receiver';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { AlarmsRepository, alarmsChannel } from '../src/alarms/alarms.repository.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { SchedulerSchema } from '../src/db/schema.ts';
@@ -15,6 +17,9 @@ import { httpWakeDelivery } from '../src/dispatch/wake-delivery.ts';
 const engine = postgresEngine();
 const alarmCount = 2000;
 const leaseMs = 30_000;
+// Warnings and errors from the dispatchers, shown when an assertion fails.
+const problems: string[] = [];
+const logger = pino({ level: 'warn' }, { write: (line: string) => problems.push(line) });
 
 // Several dispatchers on one PostgreSQL, each with its own connection pool, as separate processes would have.
 describe('several dispatcher instances on one PostgreSQL', { skip: engine ? false : 'needs TEST_DATABASE_URL', timeout: 120_000 }, () => {
@@ -60,7 +65,7 @@ describe('several dispatcher instances on one PostgreSQL', { skip: engine ? fals
         repository: new AlarmsRepository(database.db, clock),
         deliver: httpWakeDelivery({ url: receiver.url, token: '', timeoutMs: 5_000 }),
         clock,
-        logger: silentLogger,
+        logger,
         onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),
         concurrency: 64,
         leaseMs,
@@ -111,12 +116,20 @@ describe('several dispatcher instances on one PostgreSQL', { skip: engine ? fals
     const stranded = () => count(sql<{ n: string }>`select count(*)::text as n from alarms where status = 'active'`);
     const othersPending = () =>
       count(sql<{ n: string }>`select count(*)::text as n from alarms where status = 'active' and claim_token is distinct from ${doomed.claimToken}`);
-    while ((await othersPending()) > 0) await new Promise((resolve) => setImmediate(resolve));
+    await eventually(
+      async () => (await othersPending()) === 0,
+      () => `the survivors record every alarm but the dead instance's; dispatcher log: ${problems.join('')}`,
+      20_000,
+    );
     assert.equal(await stranded(), abandoned, "only the dead instance's claims are left");
     assert.ok(abandoned > 0, 'the dead instance held claims');
     clock.advance(leaseMs);
     await receiver.waitFor(alarmCount);
-    while ((await stranded()) > 0) await new Promise((resolve) => setImmediate(resolve));
+    await eventually(
+      async () => (await stranded()) === 0,
+      () => `the survivors take over the expired leases; dispatcher log: ${problems.join('')}`,
+      20_000,
+    );
     await Promise.all(survivors.map((survivor) => survivor.stop()));
     assert.equal(distinctKeys(), alarmCount, 'every alarm reached the receiver');
     assert.ok(

@@ -17,6 +17,13 @@ const drainBudgetMs = (count: number, spreadMs: number): number => spreadMs + Ma
  */
 export async function measureRound(name: string, opts: PeerOptions, insert: (alarms: Alarm[]) => Promise<void>): Promise<PeerResult> {
   const { count, spreadMs, sink } = opts;
+  // Every contender first fires a warm-up burst of its own, unmeasured: its queries, its HTTP connections and the
+  // JIT are then as warm as a running service's, and no one pays for being first.
+  const warmUp = Math.min(1_000, count);
+  sink.reset();
+  const warmDueAt = Date.now() + leadMs(warmUp);
+  await insert(planAlarms(warmUp, 0, warmDueAt));
+  await sink.waitFor(warmUp, warmDueAt - Date.now() + drainBudgetMs(warmUp, 0));
   sink.reset();
   const dueAt = Date.now() + leadMs(count);
   await insert(planAlarms(count, spreadMs, dueAt));

@@ -87,7 +87,8 @@ export class AlarmsRepository {
   /**
    * Claims up to `limit` due alarms for one dispatcher instance with a lease. SKIP LOCKED lets many
    * instances claim side by side without waiting on or double-claiming each other's rows; an expired
-   * lease (a crashed instance) makes an alarm claimable again.
+   * lease (a crashed instance) makes an alarm claimable again. The rows are looked up by primary key
+   * (`= any(array(...))`): a join with the CTE lets the planner pick a sequential scan of the whole table.
    */
   async claimDue(claimToken: string, limit: number, leaseMs: number): Promise<ClaimedAlarm[]> {
     const now = this.#clock.sqlNow();
@@ -100,7 +101,7 @@ export class AlarmsRepository {
         for update skip locked
       )
       update alarms set claim_token = ${claimToken}, claimed_until = ${now} + make_interval(secs => ${leaseMs / 1000})
-      from due where alarms.id = due.id
+      where alarms.id = any(array(select id from due))
       returning alarms.*, ${now} as claimed_at`.execute(this.#db);
     return result.rows.map((row) => ({ ...row, claimed_at: new Date(row.claimed_at) }));
   }
@@ -111,7 +112,7 @@ export class AlarmsRepository {
     const result = await sql<{ next_due: Date | null; next_lease: Date | null; now: Date }>`
       select
         (select next_fire_at from alarms where status = 'active' and claim_token is null order by next_fire_at limit 1) as next_due,
-        (select claimed_until from alarms where status = 'active' and claim_token is not null order by claimed_until limit 1) as next_lease,
+        (select min(claimed_until) from alarms where status = 'active' and claim_token is not null and next_fire_at <= ${now}) as next_lease,
         ${now} as now`.execute(this.#db);
     const row = result.rows[0] as { next_due: Date | null; next_lease: Date | null; now: Date };
     const candidates = [row.next_due, row.next_lease].filter((value): value is Date => value !== null).map((value) => new Date(value));
@@ -122,7 +123,8 @@ export class AlarmsRepository {
   /**
    * Writes the outcomes of a batch of deliveries in one statement. Only rows still claimed by this
    * instance and still active are written: a cancelled alarm stays cancelled, and an instance whose
-   * lease ran out cannot overwrite the instance that took over.
+   * lease ran out cannot overwrite the instance that took over. The `= any` condition gives the planner
+   * a primary-key path; joined with `unnest` alone it scans the whole table.
    */
   async completeFires(claimToken: string, outcomes: readonly FireOutcome[]): Promise<number> {
     if (outcomes.length === 0) return 0;
@@ -137,7 +139,9 @@ export class AlarmsRepository {
                   ${iso(column('occurrence_at'))}::timestamptz[], ${column('attempt')}::int[], ${column('failure_count')}::int[],
                   ${column('last_error')}::text[], ${iso(column('last_fired_at'))}::timestamptz[], ${column('fired')}::int[])
         as v(id, status, next_fire_at, occurrence_at, attempt, failure_count, last_error, last_fired_at, fired)
-      where alarms.id = v.id and alarms.claim_token = ${claimToken} and alarms.status = 'active'`.execute(this.#db);
+      where alarms.id = any(${column('id')}::uuid[]) and alarms.id = v.id and alarms.claim_token = ${claimToken} and alarms.status = 'active'`.execute(
+      this.#db,
+    );
     return Number(result.numAffectedRows ?? 0n);
   }
 

@@ -163,19 +163,32 @@ export class Dispatcher {
       while (this.#pending.length > 0 && !this.#crashed) {
         const batch = this.#pending;
         this.#pending = [];
-        try {
-          await this.#options.repository.completeFires(this.claimToken, batch);
-          // A retry or the next occurrence may now be due before the loop planned to look again.
-          for (const outcome of batch) if (outcome.status === 'active') this.#hintDueAt(outcome.next_fire_at.getTime());
-        } catch (error) {
-          // The claims stay with their leases; after expiry the alarms fire again under the same Idempotency-Key.
-          this.#options.logger.error({ err: error, count: batch.length }, 'writing fire outcomes failed');
-        }
+        await this.#writeOutcomes(batch);
       }
     })().finally(() => {
       this.#flushing = undefined;
       if (this.#pending.length > 0) this.#scheduleFlush();
     });
+  }
+
+  /**
+   * Writes one batch, trying three times a second apart: a passing database hiccup should not turn into
+   * repeated wakes. After that the claims keep their leases and the alarms fire again after expiry,
+   * under the same Idempotency-Key.
+   */
+  async #writeOutcomes(batch: FireOutcome[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#options.repository.completeFires(this.claimToken, batch);
+        // A retry or the next occurrence may now be due before the loop planned to look again.
+        for (const outcome of batch) if (outcome.status === 'active') this.#hintDueAt(outcome.next_fire_at.getTime());
+        return;
+      } catch (error) {
+        this.#options.logger.error({ err: error, count: batch.length, attempt }, 'writing fire outcomes failed');
+        if (attempt === 3 || this.#crashed) return;
+        await this.#options.clock.sleep(1000);
+      }
+    }
   }
 
   async #flush(): Promise<void> {

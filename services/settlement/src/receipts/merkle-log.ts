@@ -1,0 +1,232 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The receipt log's Merkle tree, exactly as RFC 9162 section 2.1 defines it: SHA-256, leaves hashed
+ * as HASH(0x00 || data), interior nodes as HASH(0x01 || left || right), and every tree split at the
+ * largest power of two smaller than its size. The 0x00/0x01 prefixes keep a leaf from ever being
+ * passed off as an interior node (second-preimage resistance).
+ *
+ * Generation works over an in-memory array of leaf hashes and costs O(n) per call. A persistent
+ * version would store the hash of every complete, aligned subtree (level l, index i covering leaves
+ * [i·2^l, (i+1)·2^l)) as each one fills, which is what C2SP tlog-tiles does: MTH of any range the
+ * split rule produces is then one of those stored hashes or a right edge of O(log n) of them, so each
+ * proof costs O(log n) reads and stored hashes never change once written.
+ *
+ * Verification is the iterative algorithm of RFC 9162 2.1.3.2 and 2.1.4.2, the one a third party
+ * writes without ever seeing the tree. Sizes and indexes are JavaScript numbers and must be safe
+ * integers; the loops use arithmetic, not 32-bit bitwise operators, so they stay right past 2^31.
+ */
+
+const hashLength = 32;
+
+/** MTH({}) = SHA-256 of the empty string: the root of the empty tree (RFC 9162 2.1.1). */
+const emptyRoot: Buffer = createHash('sha256').digest();
+
+/**
+ * The hash of one leaf: SHA-256(0x00 || data).
+ *
+ * @example leafHash(Buffer.from('')).toString('hex') // '6e340b9c…afa01d'
+ */
+export function leafHash(data: Uint8Array): Buffer {
+  return createHash('sha256').update(Buffer.of(0x00)).update(data).digest();
+}
+
+/**
+ * The hash of an interior node: SHA-256(0x01 || left || right).
+ *
+ * @example nodeHash(leafHash(a), leafHash(b)) // root of the two-leaf tree [a, b]
+ */
+export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
+  return createHash('sha256').update(Buffer.of(0x01)).update(left).update(right).digest();
+}
+
+/** The largest power of two strictly smaller than n, for n > 1: the split point k of RFC 9162 2.1.1. */
+function splitPoint(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/** MTH(D[lo:hi]) for hi > lo. Recursion depth is log2 of the range, so large logs are safe. */
+function subtreeHash(leaves: readonly Buffer[], lo: number, hi: number): Buffer {
+  if (hi - lo === 1) return leaves[lo] as Buffer;
+  const k = splitPoint(hi - lo);
+  return nodeHash(subtreeHash(leaves, lo, lo + k), subtreeHash(leaves, lo + k, hi));
+}
+
+function checkSize(leafHashes: readonly Buffer[], treeSize: number): void {
+  // A bad size here is a bug in the caller (routes validate against the latest checkpoint first), not an expected failure.
+  if (!Number.isSafeInteger(treeSize) || treeSize < 0 || treeSize > leafHashes.length) {
+    throw new RangeError(`tree size ${treeSize} is outside 0..${leafHashes.length}`);
+  }
+}
+
+/**
+ * The Merkle Tree Hash of the first `treeSize` leaf hashes (all of them by default).
+ *
+ * @example rootHash([]).toString('hex') // 'e3b0c442…b855', SHA-256 of nothing
+ * @example rootHash(receipts.map(leafHash))
+ */
+export function rootHash(leafHashes: readonly Buffer[], treeSize: number = leafHashes.length): Buffer {
+  checkSize(leafHashes, treeSize);
+  return treeSize === 0 ? Buffer.from(emptyRoot) : subtreeHash(leafHashes, 0, treeSize);
+}
+
+/**
+ * The inclusion proof PATH(m, D[n]) of RFC 9162 2.1.3.1 for leaf `index` in the tree of the first
+ * `treeSize` leaves, ordered from the leaf's sibling up to the root's child. Throws a RangeError when
+ * index >= treeSize, which the caller rules out before asking.
+ *
+ * @example inclusionProof(leaves, 5) // proof that leaf 5 is in the tree of all the leaves
+ * @example inclusionProof(leaves, seq, checkpoint.treeSize) // against an older checkpoint
+ */
+export function inclusionProof(leafHashes: readonly Buffer[], index: number, treeSize: number = leafHashes.length): Buffer[] {
+  checkSize(leafHashes, treeSize);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= treeSize) throw new RangeError(`leaf index ${index} is outside 0..${treeSize - 1}`);
+  const proof: Buffer[] = [];
+  let lo = 0;
+  let hi = treeSize;
+  let m = index;
+  // Walk down from the root; each level contributes the other half's hash, then the list is reversed to run leaf → root.
+  while (hi - lo > 1) {
+    const k = splitPoint(hi - lo);
+    if (m < k) {
+      proof.push(subtreeHash(leafHashes, lo + k, hi));
+      hi = lo + k;
+    } else {
+      proof.push(subtreeHash(leafHashes, lo, lo + k));
+      lo += k;
+      m -= k;
+    }
+  }
+  return proof.reverse();
+}
+
+/**
+ * The consistency proof PROOF(m, D[n]) of RFC 9162 2.1.4.1 between the trees of the first `oldSize`
+ * and `newSize` leaves. Empty when oldSize is 0 or equal to newSize, where there is nothing to prove.
+ * Throws a RangeError unless 0 <= oldSize <= newSize <= leafHashes.length.
+ *
+ * @example consistencyProof(leaves, previous.treeSize, latest.treeSize)
+ */
+export function consistencyProof(leafHashes: readonly Buffer[], oldSize: number, newSize: number): Buffer[] {
+  checkSize(leafHashes, newSize);
+  if (!Number.isSafeInteger(oldSize) || oldSize < 0 || oldSize > newSize) throw new RangeError(`old size ${oldSize} is outside 0..${newSize}`);
+  if (oldSize === 0 || oldSize === newSize) return [];
+  const proof: Buffer[] = [];
+  let lo = 0;
+  let hi = newSize;
+  let m = oldSize;
+  // `complete` is SUBPROOF's flag b: true while the old tree is still a prefix whose root the verifier already has.
+  let complete = true;
+  while (m !== hi - lo) {
+    const k = splitPoint(hi - lo);
+    if (m <= k) {
+      proof.push(subtreeHash(leafHashes, lo + k, hi));
+      hi = lo + k;
+    } else {
+      proof.push(subtreeHash(leafHashes, lo, lo + k));
+      lo += k;
+      m -= k;
+      complete = false;
+    }
+  }
+  if (!complete) proof.push(subtreeHash(leafHashes, lo, hi));
+  return proof.reverse();
+}
+
+function isHash(value: Uint8Array): boolean {
+  return value instanceof Uint8Array && value.length === hashLength;
+}
+
+function sameHash(a: Uint8Array, b: Uint8Array): boolean {
+  return isHash(a) && isHash(b) && Buffer.compare(a, b) === 0;
+}
+
+function isSize(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+const half = (n: number): number => Math.floor(n / 2);
+const lsb = (n: number): boolean => n % 2 === 1;
+
+function isPowerOfTwo(n: number): boolean {
+  let v = n;
+  while (v > 1 && v % 2 === 0) v /= 2;
+  return v === 1;
+}
+
+/**
+ * Checks an inclusion proof with the algorithm of RFC 9162 2.1.3.2: false unless index < treeSize,
+ * every hash is 32 bytes, the proof has exactly the length the tree shape demands, and it leads from
+ * `leaf` (a leaf hash) to `root`.
+ *
+ * @example verifyInclusion(leafHash(receiptBytes), seq, checkpoint.treeSize, proof, checkpoint.rootHash)
+ */
+export function verifyInclusion(leaf: Uint8Array, index: number, treeSize: number, proof: readonly Uint8Array[], root: Uint8Array): boolean {
+  if (!isSize(index) || !isSize(treeSize) || index >= treeSize) return false;
+  if (!isHash(leaf) || !isHash(root) || !proof.every(isHash)) return false;
+  let fn = index;
+  let sn = treeSize - 1;
+  let r: Uint8Array = leaf;
+  for (const p of proof) {
+    // A proof longer than the path from leaf to root runs out of tree.
+    if (sn === 0) return false;
+    if (lsb(fn) || fn === sn) {
+      r = nodeHash(p, r);
+      // Skip the levels where this node is the last, unpaired one and is carried up unchanged.
+      while (!lsb(fn) && fn !== 0) {
+        fn = half(fn);
+        sn = half(sn);
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = half(fn);
+    sn = half(sn);
+  }
+  // sn reaching exactly 0 rejects a proof that stops short of the root.
+  return sn === 0 && sameHash(r, root);
+}
+
+/**
+ * Checks a consistency proof with the algorithm of RFC 9162 2.1.4.2, plus the cases it leaves to the
+ * caller: oldSize must not exceed newSize; equal sizes need an empty proof and equal roots; oldSize 0
+ * needs an empty proof and `oldRoot` equal to the empty tree's hash (any tree extends the empty one,
+ * so `newRoot` is only checked when newSize is 0 as well). When oldSize is a power of two the old
+ * root is itself a node of the new tree and the proof omits it; the algorithm puts it back in front.
+ *
+ * @example verifyConsistency(seen.treeSize, latest.treeSize, seen.rootHash, latest.rootHash, proof)
+ */
+export function verifyConsistency(oldSize: number, newSize: number, oldRoot: Uint8Array, newRoot: Uint8Array, proof: readonly Uint8Array[]): boolean {
+  if (!isSize(oldSize) || !isSize(newSize) || oldSize > newSize) return false;
+  if (!isHash(oldRoot) || !isHash(newRoot) || !proof.every(isHash)) return false;
+  if (oldSize === 0) return proof.length === 0 && sameHash(oldRoot, emptyRoot) && (newSize > 0 || sameHash(newRoot, emptyRoot));
+  if (oldSize === newSize) return proof.length === 0 && sameHash(oldRoot, newRoot);
+  if (proof.length === 0) return false;
+  const path = isPowerOfTwo(oldSize) ? [oldRoot, ...proof] : proof;
+  let fn = oldSize - 1;
+  let sn = newSize - 1;
+  while (lsb(fn)) {
+    fn = half(fn);
+    sn = half(sn);
+  }
+  let fr = path[0] as Uint8Array;
+  let sr = fr;
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (lsb(fn) || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (!lsb(fn) && fn !== 0) {
+        fn = half(fn);
+        sn = half(sn);
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn = half(fn);
+    sn = half(sn);
+  }
+  return sn === 0 && sameHash(fr, oldRoot) && sameHash(sr, newRoot);
+}
