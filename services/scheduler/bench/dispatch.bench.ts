@@ -11,7 +11,7 @@ import type { PeerOptions, PeerResult } from './peers/types.ts';
 import { runScheduler } from './scheduler.ts';
 import { createTempDatabase } from './temp-db.ts';
 import { closeWakeClient, warmWakeClient } from './wake-client.ts';
-import { startWakeSink } from './wake-sink.ts';
+import { startWakeSinkProcess } from './wake-sink-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const burst = Number(process.env.BENCH_BURST ?? 10_000);
@@ -33,7 +33,7 @@ const contenders: Contender[] = [
 const only = process.env.BENCH_ONLY;
 const selected = contenders.filter((contender) => !only || contender.name.startsWith(only));
 
-const sink = await startWakeSink({ token });
+const sink = await startWakeSinkProcess({ token });
 await warmWakeClient(sink.url, token);
 sink.reset();
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
