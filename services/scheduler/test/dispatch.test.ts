@@ -270,6 +270,34 @@ for (const engine of testEngines()) {
       assert.equal(wakesFor(id).length, 1);
     });
 
+    test('a dispatcher killed while outcomes wait to be written drops them and goes quiet', { timeout: 20_000 }, async () => {
+      respond(200);
+      const { promise: gate, resolve: openGate } = Promise.withResolvers<void>();
+      const writes: number[] = [];
+      const stalled = new (class extends AlarmsRepository {
+        override async completeFires(...args: Parameters<AlarmsRepository['completeFires']>) {
+          writes.push(args[1].length);
+          await gate;
+          return super.completeFires(...args);
+        }
+      })(s.database.db, s.clock);
+      const first = await create({ kind: 'once', wake_message: 'first', delay_seconds: 0 });
+      const dispatcher = s.makeDispatcher(60_000, stalled);
+      const running = dispatcher.runOnce();
+      await eventually(() => writes.length === 1, 'the first outcome write starts and stalls');
+      const second = await create({ kind: 'once', wake_message: 'second', delay_seconds: 0 });
+      const moreRunning = dispatcher.runOnce();
+      // Delivered and finished (in flight no more): its outcome now waits behind the stalled write.
+      await eventually(() => wakesFor(second).length === 1 && dispatcher.inFlight === 0, 'the second wake is done while the first write stalls');
+      await dispatcher.crash();
+      openGate();
+      await Promise.all([running, moreRunning]);
+      await eventually(() => dispatcher.idle, 'the killed dispatcher has nothing left to do', 10_000);
+      assert.deepEqual(writes, [1], 'nothing is written after the kill');
+      assert.equal((await view(first)).status, 'fired');
+      assert.equal((await view(second)).status, 'active', 'the unwritten outcome is left to the lease');
+    });
+
     test('a sleeping dispatcher is woken by a new earlier alarm and fires it when due, then stops gracefully', async () => {
       respond(200);
       await s.makeDispatcher().runOnce();

@@ -52,6 +52,11 @@ export class Dispatcher {
     return this.#inFlight;
   }
 
+  /** True when no wake is in flight and no outcome waits to be written. */
+  get idle(): boolean {
+    return this.#deliveries.size === 0 && this.#flushing === undefined && this.#pending.length === 0;
+  }
+
   /** When the idle loop will look again (epoch ms), or Infinity while it is working. */
   get sleepingUntil(): number {
     return this.#plannedWakeAt;
@@ -76,6 +81,8 @@ export class Dispatcher {
   /** Test hook: vanish as a killed process would, leaving claims to expire and outcomes unwritten. */
   async crash(): Promise<void> {
     this.#crashed = true;
+    // A killed process writes nothing more: outcomes not yet written are lost with it.
+    this.#pending = [];
     this.#stopping = true;
     this.#wakeup.abort();
     await this.#running;
@@ -167,7 +174,7 @@ export class Dispatcher {
       }
     })().finally(() => {
       this.#flushing = undefined;
-      if (this.#pending.length > 0) this.#scheduleFlush();
+      if (this.#pending.length > 0 && !this.#crashed) this.#scheduleFlush();
     });
   }
 
