@@ -8,7 +8,8 @@ Commands:
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   help             show this text
 
-Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL, SCHEDULER_*).
+Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL, SCHEDULER_*, SETTLEMENT_*).
+Under \`up\`, <SERVICE>_PORT and <SERVICE>_DATA_DIR set one service's port and folder; DATA_DIR is their parent.
 From the repo, \`npm start\` runs \`platform up\` with the pinned Node 24.`;
 
 /**

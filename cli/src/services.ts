@@ -7,7 +7,10 @@ export interface ServiceEntry {
 }
 
 /** Every service the platform runs, in start order (`platform up` stops them in reverse). The one place that knows them all. */
-export const services: readonly ServiceEntry[] = [{ name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') }];
+export const services: readonly ServiceEntry[] = [
+  { name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') },
+  { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
+];
 
 export function findService(name: string): ServiceEntry | undefined {
   return services.find((service) => service.name === name);

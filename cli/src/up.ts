@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { services } from './services.ts';
@@ -25,7 +26,7 @@ export async function up(env: Env): Promise<number> {
   for (const entry of services) {
     try {
       const { start } = await entry.load();
-      started.push(await start(env, { handleSignals: false }));
+      started.push(await start(serviceEnv(env, entry.name), { handleSignals: false }));
     } catch (error) {
       await stopAll(started);
       console.error(`platform up: ${entry.name} failed to start: ${describeError(error)}`);
@@ -38,6 +39,21 @@ export async function up(env: Env): Promise<number> {
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;
+}
+
+/**
+ * One process, several services: each needs its own port and data folder. `<NAME>_PORT` and `<NAME>_DATA_DIR`
+ * (e.g. SETTLEMENT_PORT) set them per service; otherwise each keeps its default port, PORT=0 still means
+ * "any free port" for all, and DATA_DIR becomes the parent of one folder per service.
+ */
+export function serviceEnv(env: Env, name: string): Env {
+  const prefix = name.toUpperCase();
+  const own: Record<string, string | undefined> = { ...env };
+  const port = env[`${prefix}_PORT`] || (env.PORT === '0' ? '0' : undefined);
+  const dataDir = env[`${prefix}_DATA_DIR`] || (env.DATA_DIR ? join(env.DATA_DIR, name) : undefined);
+  own.PORT = port;
+  own.DATA_DIR = dataDir;
+  return own;
 }
 
 /** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */

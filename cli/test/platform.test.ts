@@ -66,7 +66,7 @@ function waitForLine(child: ChildProcess, pattern: RegExp, seen: string[]): Prom
   return promise;
 }
 
-test('platform up starts the scheduler, prints the table, answers /healthz and exits 0 on SIGTERM', async () => {
+test('platform up starts every service, prints the table, each answers /healthz, and it exits 0 on SIGTERM', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-'));
   const child = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false' }));
   let stderr = '';
@@ -76,18 +76,19 @@ test('platform up starts the scheduler, prints the table, answers /healthz and e
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    const row = await within(waitForLine(child, /^scheduler\s+http:\/\//, stdout), limitMs, 'the scheduler row').catch((error: Error) => {
+    await within(waitForLine(child, /^settlement\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
-    const [, url, data] = row.split(/\s{2,}/);
-    assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal(data, `PGlite in ${dataDir}`);
-
-    const response = await fetch(`${url}/healthz`);
-    assert.equal(response.status, 200);
-    const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
-    assert.equal(body.ok, true);
-    assert.equal(body.data.db, true);
+    for (const name of ['scheduler', 'settlement']) {
+      const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
+      const [, url, data] = row.split(/\s{2,}/);
+      assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(data, `PGlite in ${join(dataDir, name)}`, 'each service gets its own folder under DATA_DIR');
+      const response = await fetch(`${url}/healthz`);
+      assert.equal(response.status, 200);
+      const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
+      assert.deepEqual([body.ok, body.data.db], [true, true]);
+    }
 
     child.kill('SIGTERM');
     const [code, signal] = await within(exited, limitMs, 'platform up to exit after SIGTERM');

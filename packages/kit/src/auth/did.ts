@@ -33,3 +33,13 @@ export function ownerFromLabel(label: string): string {
 export function didFor(label: string, publicKeyHex: string): string {
   return `did:platform:${label}:${publicKeyHex.slice(0, 16)}`;
 }
+
+/**
+ * The one spelling of a DID that ledgers key accounts by: a UUID label and the key fingerprint in lowercase
+ * (both are accepted in either case, and the same agent must never get two accounts).
+ *
+ * @example canonicalDid('did:platform:ALICE:0123456789ABCDEF') // 'did:platform:ALICE:0123456789abcdef'
+ */
+export function canonicalDid(parsed: ParsedDid): string {
+  return `did:platform:${parsed.owner}:${parsed.keyFingerprint.toLowerCase()}`;
+}

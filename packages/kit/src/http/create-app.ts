@@ -7,6 +7,8 @@ export interface CreateAppOptions {
   logger: FastifyBaseLogger;
   /** Largest accepted request body in bytes; larger bodies get 413 `payload_too_large`. */
   bodyLimit: number;
+  /** Believe X-Forwarded-For (request.ip) from a reverse proxy; off by default so clients cannot pick their address. */
+  trustProxy?: boolean;
 }
 
 /**
@@ -20,6 +22,7 @@ export function createServiceApp(options: CreateAppOptions) {
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit,
     return503OnClosing: true,
+    trustProxy: options.trustProxy ?? false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: Fastify would otherwise accept text/plain bodies and fail them later with a confusing validation message.
@@ -29,6 +32,11 @@ export function createServiceApp(options: CreateAppOptions) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' || body === undefined) return done(null, undefined);
     defaultJsonParser(request, body as string, done);
+  });
+  // A POST with no body at all reaches validation as `undefined`; read it as `{}` so a route whose fields are all
+  // optional accepts it and one with required fields names the missing field rather than "body must be object".
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
   });
   installErrorHandling(app);
   return app;

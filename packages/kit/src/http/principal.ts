@@ -16,6 +16,11 @@ export interface PrincipalOptions {
   clock: Clock;
   /** Route URL prefixes that need a principal. */
   prefixes: readonly string[];
+  /**
+   * Routes where the token is optional because the body may authorise instead (a signed intent): a token
+   * that is present must still be valid, and the handler decides when neither is given.
+   */
+  optional?: readonly string[];
 }
 
 /**
@@ -29,9 +34,11 @@ export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url ?? '';
-    if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;
+    const optional = options.optional?.includes(url) ?? false;
+    if (!optional && !options.prefixes.some((prefix) => url.startsWith(prefix))) return;
     const raw = request.headers[header];
     const token = typeof raw === 'string' ? raw.trim() : '';
+    if (token === '' && optional) return;
     if (token === '') throw new ServiceError('unauthorized', `missing principal token (${options.header} header)`);
     const check = verifyPrincipalToken(options.tokenKey, token, unixSeconds(options.clock.now()));
     if (!check.ok) throw new ServiceError('unauthorized', `invalid principal token: ${check.reason}`);

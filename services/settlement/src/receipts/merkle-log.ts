@@ -41,7 +41,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
 }
 
 /** The largest power of two strictly smaller than n, for n > 1: the split point k of RFC 9162 2.1.1. */
-function splitPoint(n: number): number {
+export function splitPoint(n: number): number {
   let k = 1;
   while (k * 2 < n) k *= 2;
   return k;

@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+/*
+ * Where the CPU goes during a run, read from Linux's /proc: the machine as a whole (/proc/stat), every
+ * process named `postgres` (the server and its backends, WAL writer, checkpointer) and the processes we
+ * name (the service, pgbench). Whatever the machine spent beyond those is "other": another job on a
+ * shared box, which makes a run unrepresentative. Elsewhere (no /proc) the figures are NaN and print as
+ * "–". Ticks are USER_HZ, 100 per second on Linux.
+ */
+
+const ticksPerSecond = 100;
+
+export interface CpuSnapshot {
+  at: number;
+  /** Busy ticks of all cores together (user + nice + system + irq + softirq + steal). */
+  machineBusy: number;
+  /** utime + stime per postgres pid. */
+  postgres: Map<number, number>;
+  /** utime + stime of each process asked for (0 once it has gone). */
+  named: Map<number, number>;
+}
+
+function machineBusy(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return user + nice + system + irq + softirq + steal;
+}
+
+/** Command name and utime + stime of one process, or undefined once it has gone. */
+function processTicks(pid: number): { name: string; ticks: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may hold spaces; the fields after it are fixed (utime is field 14).
+    const close = stat.lastIndexOf(')');
+    const rest = stat.slice(close + 2).split(' ');
+    return { name: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(rest[11]) + Number(rest[12]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function postgresTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const found = processTicks(Number(entry));
+    if (found?.name === 'postgres') ticks.set(Number(entry), found.ticks);
+  }
+  return ticks;
+}
+
+/** Reads the machine, postgres and the `pids` given; undefined where /proc is missing. */
+export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSnapshot | undefined {
+  try {
+    const named = new Map<number, number>();
+    for (const pid of pids) if (pid !== undefined) named.set(pid, processTicks(pid)?.ticks ?? 0);
+    return { at: performance.now(), machineBusy: machineBusy(), postgres: postgresTicks(), named };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Cores busy between two snapshots: the machine and postgres. A backend that started in between counts
+ * from zero; one that ended in between is lost, so take the end snapshot while the backends still live.
+ */
+export function cpuBetween(
+  from: CpuSnapshot | undefined,
+  to: CpuSnapshot | undefined,
+): { machine: number; postgres: number; named: (pid: number | undefined) => number } {
+  if (!from || !to) return { machine: Number.NaN, postgres: Number.NaN, named: () => Number.NaN };
+  const seconds = (to.at - from.at) / 1000;
+  const cores = (ticks: number) => ticks / ticksPerSecond / seconds;
+  let postgres = 0;
+  for (const [pid, ticks] of to.postgres) postgres += ticks - (from.postgres.get(pid) ?? 0);
+  return {
+    machine: cores(to.machineBusy - from.machineBusy),
+    postgres: cores(postgres),
+    named: (pid) => (pid === undefined ? Number.NaN : cores((to.named.get(pid) ?? 0) - (from.named.get(pid) ?? 0))),
+  };
+}

@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { generateAgentKey } from '@platform/client/agent-key';
+import { max, percentile } from '../../scheduler/bench/stats.ts';
+import { type Child, forkChild, serveChild } from './child.ts';
+
+/*
+ * The load generator, in a process of its own so its JSON and socket work is not billed to the service's
+ * event loop. node:http with a keep-alive Agent, not fetch: see ../../scheduler/bench/wake-client.ts for
+ * why (fetch measured ~3x slower per request on this kind of box, and undici's Agent is not installed).
+ * It reports its own CPU time per run so the table can show it was not the limit.
+ */
+
+interface Payer {
+  did: string;
+  token: string;
+}
+
+/** One run's outcome; latencies in ms, cpu in cores (CPU seconds per wall second) of this process. */
+export interface RunResult {
+  ok: number;
+  /** Non-200 answers and socket failures, by `status code` (e.g. `503 unavailable`). */
+  errors: Record<string, number>;
+  seconds: number;
+  paysPerSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+  loadCpuCores: number;
+  /** Open loop only: how late sends left against their schedule (the generator's own lag), p99 in ms. */
+  sendLagP99?: number;
+}
+
+const requestTimeoutMs = 30_000;
+const runId = randomBytes(4).toString('hex');
+let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let base: URL | undefined;
+const payers: Payer[] = [];
+const payees: string[] = [];
+let sequence = 0;
+
+interface Answer {
+  status: number;
+  /** Set for 200 answers when asked for, and for every failure (its error code). */
+  body?: string;
+}
+
+function post(path: string, payload: object, token: string | undefined, wantBody: boolean): Promise<Answer> {
+  const text = JSON.stringify(payload);
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  if (token) headers['x-ledger-agent'] = token;
+  return new Promise<Answer>((resolve) => {
+    const req = http.request(new URL(path, base), { method: 'POST', agent, headers, timeout: requestTimeoutMs }, (res) => {
+      const status = res.statusCode ?? 0;
+      if (status === 200 && !wantBody) {
+        // Drain without decoding so the socket goes back to the pool at the least client cost.
+        res.resume();
+        res.on('end', () => resolve({ status }));
+      } else {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
+      }
+      res.on('error', (error) => resolve({ status: 0, body: error.message }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${requestTimeoutMs} ms`)));
+    req.on('error', (error) => resolve({ status: 0, body: (error as NodeJS.ErrnoException).code ?? error.message }));
+    req.end(text);
+  });
+}
+
+function errorLabel(answer: Answer): string {
+  if (answer.status === 0) return `socket ${answer.body}`;
+  try {
+    return `${answer.status} ${(JSON.parse(answer.body ?? '') as { error?: { code?: string } }).error?.code ?? ''}`.trim();
+  } catch {
+    return `${answer.status}`;
+  }
+}
+
+async function call<T>(path: string, payload: object, token?: string): Promise<T> {
+  const answer = await post(path, payload, token, true);
+  if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.body}`);
+  return (JSON.parse(answer.body ?? '') as { data: T }).data;
+}
+
+/** One pay from a payer (round robin) to a payee (random), under a key no other pay uses. */
+function pay(): Promise<Answer> {
+  const n = sequence++;
+  const payer = payers[n % payers.length] as Payer;
+  const to = payees[Math.floor(Math.random() * payees.length)] as string;
+  return post('/v1/pay', { to, amount: '0.01', idempotency_key: `bench-${runId}-${n}` }, payer.token, false);
+}
+
+function summarise(ok: number, errors: Map<string, number>, latencies: number[], seconds: number, cpu: NodeJS.CpuUsage, wallMs: number): RunResult {
+  const sorted = latencies.sort((a, b) => a - b);
+  return {
+    ok,
+    errors: Object.fromEntries(errors),
+    seconds,
+    paysPerSecond: ok / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: max(sorted),
+    loadCpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
+  };
+}
+
+const handlers = {
+  /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay). */
+  async prepare(args: { url: string; payerCount: number; payeeCount: number; maxSockets: number }): Promise<{ seconds: number }> {
+    const started = performance.now();
+    base = new URL(args.url);
+    agent.destroy();
+    agent = new http.Agent({ keepAlive: true, maxSockets: args.maxSockets, keepAliveMsecs: 30_000 });
+    payers.length = 0;
+    payees.length = 0;
+    for (let i = 0; i < args.payeeCount; i++) payees.push(generateAgentKey().did);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < args.payerCount) {
+        next++;
+        const key = generateAgentKey();
+        const challenge = await call<{ nonce: string; message: string }>('/v1/agent/auth/challenge', { did: key.did });
+        const { token } = await call<{ token: string }>('/v1/agent/auth/verify', {
+          did: key.did,
+          public_key: key.publicKeyHex,
+          nonce: challenge.nonce,
+          signature: key.sign(challenge.message),
+        });
+        await call('/v1/dev/faucet', { amount: '1000000' }, token);
+        payers.push({ did: key.did, token });
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, lane));
+    return { seconds: (performance.now() - started) / 1000 };
+  },
+
+  /**
+   * Closed loop: `concurrency` payers each keep one pay in flight for `durationMs`. Counts answers that
+   * arrive inside the window; the few still in flight at its end are drained but not counted.
+   */
+  async closedLoop(args: { concurrency: number; durationMs: number }): Promise<RunResult> {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const end = t0 + args.durationMs;
+    const latencies: number[] = [];
+    const errors = new Map<string, number>();
+    let ok = 0;
+    const lane = async (): Promise<void> => {
+      while (performance.now() < end) {
+        const sent = performance.now();
+        const answer = await pay();
+        const received = performance.now();
+        if (received > end) return;
+        if (answer.status === 200) {
+          ok++;
+          latencies.push(received - sent);
+        } else {
+          const label = errorLabel(answer);
+          errors.set(label, (errors.get(label) ?? 0) + 1);
+          // A refusing service answers in microseconds; do not turn the run into an error spin.
+          await sleep(1);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: args.concurrency }, lane));
+    return summarise(ok, errors, latencies, args.durationMs / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+  },
+
+  /**
+   * Open loop: pay i is due at t0 + i/rate whatever happened to earlier ones, and its latency runs from
+   * that due time (not from when it was actually sent) to its answer, so a stall is charged to every pay
+   * it delayed instead of hiding them (coordinated omission).
+   */
+  async openLoop(args: { rate: number; durationMs: number }): Promise<RunResult> {
+    const cpu0 = process.cpuUsage();
+    const total = Math.round((args.rate * args.durationMs) / 1000);
+    const interval = 1000 / args.rate;
+    const latencies: number[] = [];
+    const sendLags: number[] = [];
+    const errors = new Map<string, number>();
+    let ok = 0;
+    let lastAnswer = 0;
+    const t0 = performance.now() + 5;
+    await new Promise<void>((resolve) => {
+      let sentCount = 0;
+      let answered = 0;
+      const tick = (): void => {
+        const now = performance.now();
+        while (sentCount < total && t0 + sentCount * interval <= now) {
+          const due = t0 + sentCount * interval;
+          sentCount++;
+          sendLags.push(now - due);
+          void pay().then((answer) => {
+            lastAnswer = performance.now();
+            if (answer.status === 200) {
+              ok++;
+              latencies.push(lastAnswer - due);
+            } else {
+              const label = errorLabel(answer);
+              errors.set(label, (errors.get(label) ?? 0) + 1);
+            }
+            if (++answered === total) resolve();
+          });
+        }
+        if (sentCount < total) setTimeout(tick, Math.max(0, t0 + sentCount * interval - performance.now()));
+      };
+      setTimeout(tick, 5);
+    });
+    const seconds = (lastAnswer - t0) / 1000;
+    const result = summarise(ok, errors, latencies, seconds, process.cpuUsage(cpu0), performance.now() - t0);
+    return {
+      ...result,
+      sendLagP99: percentile(
+        sendLags.sort((a, b) => a - b),
+        99,
+      ),
+    };
+  },
+
+  close: () => {
+    agent.destroy();
+    setImmediate(() => process.exit(0));
+  },
+};
+
+export type LoadProcess = Child<typeof handlers, { pid: number }>;
+
+export function startLoadProcess(): Promise<LoadProcess> {
+  return forkChild(fileURLToPath(import.meta.url), null);
+}
+
+if (import.meta.main) serveChild(handlers, { pid: process.pid });

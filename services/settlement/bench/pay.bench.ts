@@ -1,0 +1,304 @@
+/*
+ * The settlement service's pay benchmark, on PostgreSQL: durable pays per second over HTTP with many
+ * payers in flight, p50/p99 latency at a fixed 1,000 pays/s, and beside them pgbench's tpcb-like TPS on
+ * the same database: one transaction per transfer, the baseline group commit has to beat.
+ * Not part of `npm test`.
+ * Usage: npm run bench -w services/settlement
+ *   BENCH_DATABASE_URL  admin URL (default postgres://postgres@127.0.0.1:5432/postgres); a temp database is made beside it
+ *   BENCH_SECONDS       length of each measured run (default 10)
+ *   BENCH_CONCURRENCY   pays in flight per throughput run (default 64,128,256)
+ *   BENCH_PGBENCH_CLIENTS  pgbench client counts (default 16,32,64)
+ *   BENCH_PROFILE       a folder: the service runs with --cpu-prof and writes its .cpuprofile there on stop
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { createTempDatabase, type TempDatabase } from '../../scheduler/bench/temp-db.ts';
+import { type CpuSnapshot, cpuBetween, cpuSnapshot } from './cpu.ts';
+import { type LoadProcess, type RunResult, startLoadProcess } from './load-process.ts';
+import { type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '64,128,256').split(',').map(Number);
+const pgbenchClients = (process.env.BENCH_PGBENCH_CLIENTS ?? '16,32,64').split(',').map(Number);
+const fixedRate = 1_000;
+const warmUpMs = 2_000;
+const payerCount = 200;
+const payeeCount = 200;
+const targets = { paysPerSecond: 5_000, p99Ms: 25, vsPgbench: 3 };
+const pgbenchPath = process.env.PGBENCH ?? '/usr/bin/pgbench';
+const profileDir = process.env.BENCH_PROFILE;
+const run = promisify(execFile);
+const cpuHeader = 'CPU service | CPU postgres | CPU client | CPU other | CPU machine';
+const cpuAlign = '---:|---:|---:|---:|---:';
+
+/** CPU in cores (CPU seconds per wall second); `other` is the machine minus the rest: jobs that are not ours. */
+interface Cores {
+  service: number;
+  postgres: number;
+  load: number;
+  machine: number;
+  other: number;
+}
+interface HttpRun extends RunResult {
+  concurrency: number;
+  cores: Cores;
+}
+interface PgbenchRun {
+  clients: number;
+  tps: number;
+  cores: Cores;
+}
+
+const cpus = os.cpus();
+console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+console.log(`postgres: ${await describePostgres(adminUrl)}`);
+const idle = await idleLoad();
+console.log(
+  `machine busy before the run: ${cores(idle)} cores${idle > 0.2 ? ' (WARNING: something else is running; figures below share the CPU with it)' : ''}`,
+);
+
+let db: TempDatabase | undefined;
+let service: SettlementProcess | undefined;
+let load: LoadProcess | undefined;
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'settlement-bench-'));
+
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    load?.kill();
+    service?.kill();
+    // Give the killed service's connections a moment to leave before the FORCE drop.
+    await sleep(100);
+    await db?.drop().catch((error: unknown) => console.error(`could not drop ${db?.url}: ${(error as Error).message}`));
+    rmSync(dataDir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: cleaning up`);
+    void cleanup().then(() => process.exit(130));
+  });
+}
+
+try {
+  db = await createTempDatabase(adminUrl);
+  service = await startSettlementProcess(
+    {
+      DATABASE_URL: db.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      SETTLEMENT_DEV: 'true',
+      SETTLEMENT_SEQUENCER_KEY: randomBytes(32).toString('hex'),
+      SETTLEMENT_RATE_WRITE: '1000000/1000000',
+      SETTLEMENT_RATE_READ: '1000000/1000000',
+      SETTLEMENT_RATE_AUTH: '1000000/1000000',
+      SETTLEMENT_WINDOW_SECONDS: '60',
+    },
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
+  );
+  load = await startLoadProcess();
+  const prepared = await load.ask('prepare', { url: service.info.url, payerCount, payeeCount, maxSockets: Math.max(...concurrencies, 256) });
+  console.log(`service ${service.info.url} (pid ${service.process.pid}), load generator pid ${load.info.pid}, database ${new URL(db.url).pathname.slice(1)}`);
+  console.log(`prepared ${payerCount} funded payers (handshake + faucet) and ${payeeCount} payees in ${prepared.seconds.toFixed(1)} s`);
+
+  let acknowledged = 0;
+  const httpRuns: HttpRun[] = [];
+  for (const concurrency of concurrencies) {
+    acknowledged += (await load.ask('closedLoop', { concurrency, durationMs: warmUpMs })).ok;
+    const measured = await measure(service, () => (load as LoadProcess).ask('closedLoop', { concurrency, durationMs: seconds * 1000 }));
+    acknowledged += measured.result.ok;
+    httpRuns.push({ ...measured.result, concurrency, cores: measured.cores });
+    console.log(`  ${concurrency} in flight: ${Math.round(measured.result.paysPerSecond)} pays/s, ${errorCount(measured.result)} errors`);
+  }
+  const fixed = await measure(service, () => (load as LoadProcess).ask('openLoop', { rate: fixedRate, durationMs: seconds * 1000 }));
+  acknowledged += fixed.result.ok;
+  console.log(`  open loop at ${fixedRate}/s: p99 ${fixed.result.p99.toFixed(1)} ms`);
+
+  const stored = await countTransfers(db.url);
+  await load.ask('close');
+  await service.ask('stop');
+  await service.exited;
+  if (profileDir) console.log(`service CPU profile written to ${path.resolve(profileDir)}`);
+
+  const pgbenchRuns = await runPgbench(db.url);
+
+  const bestHttp = httpRuns.reduce((a, b) => (b.paysPerSecond > a.paysPerSecond ? b : a));
+  const bestPgbench = pgbenchRuns.reduce((a, b) => (b.tps > a.tps ? b : a));
+  printTables(httpRuns, bestHttp, pgbenchRuns, bestPgbench, fixed.result, fixed.cores);
+  console.log(
+    `\ndurability check: ${acknowledged} pays acknowledged with 200, ${stored} transfer receipts in settlement.receipts${stored >= acknowledged ? '' : ' (FEWER: acknowledged pays are missing!)'}`,
+  );
+  const ratio = bestHttp.paysPerSecond / bestPgbench.tps;
+  console.log('\ntargets:');
+  verdict(
+    `>= ${targets.paysPerSecond} durable pays/s over HTTP`,
+    `${Math.round(bestHttp.paysPerSecond)} pays/s at ${bestHttp.concurrency} in flight`,
+    bestHttp.paysPerSecond >= targets.paysPerSecond,
+  );
+  verdict(
+    `p99 < ${targets.p99Ms} ms at ${fixedRate} pays/s`,
+    `p99 ${fixed.result.p99.toFixed(1)} ms`,
+    fixed.result.p99 < targets.p99Ms && errorCount(fixed.result) === 0,
+  );
+  verdict(
+    `>= ${targets.vsPgbench}x pgbench tpcb-like`,
+    `${ratio.toFixed(2)}x (${Math.round(bestPgbench.tps)} tps at ${bestPgbench.clients} clients)`,
+    ratio >= targets.vsPgbench,
+  );
+} finally {
+  await cleanup();
+}
+
+/** Runs `work` between two CPU readings: the service process (its own cpuUsage), the load generator (its report), postgres and the machine. */
+async function measure(service: SettlementProcess, work: () => Promise<RunResult>): Promise<{ result: RunResult; cores: Cores }> {
+  const serviceBefore = await service.ask('cpu');
+  const before = cpuSnapshot();
+  const result = await work();
+  const after = cpuSnapshot();
+  const serviceAfter = await service.ask('cpu');
+  const wallMs = (after?.at ?? 0) - (before?.at ?? 0);
+  const serviceMicros = serviceAfter.user + serviceAfter.system - serviceBefore.user - serviceBefore.system;
+  const { machine, postgres } = cpuBetween(before, after);
+  const serviceCores = wallMs > 0 ? serviceMicros / 1000 / wallMs : Number.NaN;
+  return {
+    result,
+    cores: { service: serviceCores, postgres, load: result.loadCpuCores, machine, other: machine - serviceCores - postgres - result.loadCpuCores },
+  };
+}
+
+/** Busy cores over one second before anything starts: another job on the box shows here. */
+async function idleLoad(): Promise<number> {
+  const from = cpuSnapshot();
+  await sleep(1_000);
+  return cpuBetween(from, cpuSnapshot()).machine;
+}
+
+/** pgbench -i -s 10, then tpcb-like runs at each client count; CPU sampled inside the run (its backends exit with it). */
+async function runPgbench(url: string): Promise<PgbenchRun[]> {
+  const target = new URL(url);
+  const connection = ['-h', target.hostname, '-p', target.port || '5432', '-U', decodeURIComponent(target.username || 'postgres')];
+  const env = { ...process.env, ...(target.password ? { PGPASSWORD: decodeURIComponent(target.password) } : {}) };
+  const database = target.pathname.slice(1);
+  await run(pgbenchPath, ['-i', '-s', '10', '-q', ...connection, database], { env });
+  const runs: PgbenchRun[] = [];
+  for (const clients of pgbenchClients) {
+    const child = spawn(pgbenchPath, ['-b', 'tpcb-like', '-c', String(clients), '-j', '2', '-T', String(seconds), '-n', ...connection, database], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let from: CpuSnapshot | undefined;
+    let to: CpuSnapshot | undefined;
+    const samples = (async () => {
+      await sleep(1_000);
+      from = cpuSnapshot([child.pid]);
+      await sleep(Math.max(1, seconds - 2) * 1000);
+      to = cpuSnapshot([child.pid]);
+    })();
+    const code = await exited;
+    await samples;
+    const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1];
+    if (code !== 0 || tps === undefined) throw new Error(`pgbench -c ${clients} failed (exit ${code}):\n${output}`);
+    const { machine, postgres, named } = cpuBetween(from, to);
+    const client = named(child.pid);
+    runs.push({ clients, tps: Number(tps), cores: { service: Number.NaN, postgres, load: client, machine, other: machine - postgres - client } });
+    console.log(`  pgbench ${clients} clients: ${Math.round(Number(tps))} tps`);
+  }
+  return runs;
+}
+
+async function describePostgres(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const setting = async (name: string) => (await client.query<{ value: string }>(`select current_setting('${name}') as value`)).rows[0]?.value;
+    return `${await setting('server_version')}, synchronous_commit=${await setting('synchronous_commit')}, fsync=${await setting('fsync')}, shared_buffers=${await setting('shared_buffers')}, max_connections=${await setting('max_connections')}`;
+  } finally {
+    await client.end();
+  }
+}
+
+async function countTransfers(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>(`select count(*)::int as n from settlement.receipts where kind = 'transfer'`)).rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+function errorCount(result: RunResult): number {
+  return Object.values(result.errors).reduce((sum, n) => sum + n, 0);
+}
+
+function cores(value: number): string {
+  return Number.isNaN(value) ? '–' : value.toFixed(2);
+}
+function ms(value: number): string {
+  return Number.isNaN(value) ? '–' : value.toFixed(1);
+}
+
+function cpuCells(c: Cores): string {
+  return `${cores(c.service)} | ${cores(c.postgres)} | ${cores(c.load)} | ${cores(c.other)} | ${cores(c.machine)}`;
+}
+
+function printTables(httpRuns: HttpRun[], bestHttp: HttpRun, pgbenchRuns: PgbenchRun[], bestPgbench: PgbenchRun, fixed: RunResult, fixedCores: Cores): void {
+  const baseline = bestPgbench.tps;
+  console.log(`\ntransfers per second, best of each (${seconds} s runs; CPU in cores of ${cpus.length})`);
+  console.log(`| contender | in flight | transfers/s | vs pgbench | ${cpuHeader} |`);
+  console.log(`|---|---:|---:|---:|${cpuAlign}|`);
+  const row = (name: string, inFlight: number, rate: number, c: Cores) =>
+    console.log(`| ${name} | ${inFlight} | ${Math.round(rate)} | ${(rate / baseline).toFixed(2)}x | ${cpuCells(c)} |`);
+  row('settlement pays over HTTP (PostgreSQL)', bestHttp.concurrency, bestHttp.paysPerSecond, bestHttp.cores);
+  row('pgbench tpcb-like (one transaction per transfer)', bestPgbench.clients, bestPgbench.tps, bestPgbench.cores);
+
+  console.log('\nevery run');
+  console.log(`| contender | in flight | transfers/s | vs pgbench | latency p50 ms | p99 ms | max ms | errors | ${cpuHeader} |`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|${cpuAlign}|`);
+  for (const r of httpRuns)
+    console.log(
+      `| settlement pays over HTTP | ${r.concurrency} | ${Math.round(r.paysPerSecond)} | ${(r.paysPerSecond / baseline).toFixed(2)}x | ` +
+        `${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${errorCount(r)} | ${cpuCells(r.cores)} |`,
+    );
+  for (const r of pgbenchRuns)
+    console.log(`| pgbench tpcb-like | ${r.clients} | ${Math.round(r.tps)} | ${(r.tps / baseline).toFixed(2)}x | – | – | – | 0 | ${cpuCells(r.cores)} |`);
+  console.log(
+    'CPU client: the load generator (its own process.cpuUsage) for HTTP runs, the pgbench process for pgbench; other: the machine minus all of these.',
+  );
+
+  console.log(`\nlatency at a fixed ${fixedRate} pays/s (open loop, ${seconds} s, from each pay's due time to its answer)`);
+  console.log(`| contender | achieved pays/s | p50 ms | p99 ms | max ms | errors | client send lag p99 ms | ${cpuHeader} |`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|${cpuAlign}|`);
+  console.log(
+    `| settlement pays over HTTP (PostgreSQL) | ${Math.round(fixed.paysPerSecond)} | ${ms(fixed.p50)} | ${ms(fixed.p99)} | ${ms(fixed.max)} | ${errorCount(fixed)} | ` +
+      `${ms(fixed.sendLagP99 ?? Number.NaN)} | ${cpuCells(fixedCores)} |`,
+  );
+  const errorKinds = [...httpRuns.map((r) => r.errors), fixed.errors].flatMap((errors) => Object.entries(errors));
+  if (errorKinds.length > 0) {
+    const totals = new Map<string, number>();
+    for (const [label, n] of errorKinds) totals.set(label, (totals.get(label) ?? 0) + n);
+    console.log(`errors by kind: ${[...totals].map(([label, n]) => `${label} x${n}`).join(', ')}`);
+  }
+}
+
+function verdict(target: string, measured: string, met: boolean): void {
+  console.log(`  ${met ? 'met    ' : 'NOT met'}  ${target}: ${measured}`);
+}

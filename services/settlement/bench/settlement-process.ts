@@ -1,0 +1,34 @@
+import { fileURLToPath } from 'node:url';
+import type { Env } from '@platform/kit/config';
+import type { StartedService } from '@platform/kit/lifecycle';
+import { type Child, forkChild, serveChild } from './child.ts';
+
+/*
+ * The settlement service exactly as `node src/main.ts` runs it (start() with an env), in its own process
+ * so the load generator never shares its event loop. The parent reads the service's CPU time over IPC.
+ */
+
+const handlers = {
+  /** CPU time of the whole service process so far (all threads: event loop, GC, libuv pool), in µs. */
+  cpu: () => process.cpuUsage(),
+  stop: async () => {
+    await service?.stop();
+    setImmediate(() => process.exit(0));
+  },
+};
+
+export type SettlementProcess = Child<typeof handlers, { url: string }>;
+
+let service: StartedService | undefined;
+
+/** Starts the service in a child process and resolves once it listens; `execArgv` adds node flags such as --cpu-prof. */
+export function startSettlementProcess(env: Env, execArgv: string[] = []): Promise<SettlementProcess> {
+  return forkChild(fileURLToPath(import.meta.url), env, execArgv);
+}
+
+if (import.meta.main) {
+  // Imported here, not at the top, so the parent does not load the whole service to fork it.
+  const { start } = await import('../src/main.ts');
+  service = await start(JSON.parse(process.argv[2] ?? '{}') as Env, { handleSignals: false });
+  serveChild(handlers, { url: service.url });
+}

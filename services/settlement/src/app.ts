@@ -1,0 +1,99 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { deriveTokenKey } from '@platform/kit/auth/principal-token';
+import type { Clock } from '@platform/kit/clock';
+import { createServiceApp } from '@platform/kit/http/create-app';
+import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
+import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { requirePrincipal } from '@platform/kit/http/principal';
+import { rateLimit } from '@platform/kit/http/rate-limit';
+import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { SettlementChain } from './chain/settlement-chain.ts';
+import type { RateSetting, WindowSettings } from './config.ts';
+import type { SettlementSchema } from './db/schema.ts';
+import type { SequencerKey } from './ledger/ledger-key.ts';
+import type { Sequencer } from './ledger/sequencer.ts';
+import type { LedgerReads } from './reads/ledger-reads.ts';
+import { registerAccountRoutes, registerOperatorRoutes } from './routes/account-routes.ts';
+import { limits } from './routes/inputs.ts';
+import { registerMovementRoutes } from './routes/movement-routes.ts';
+import { registerPublicRoutes } from './routes/public-routes.ts';
+import type { EventHub } from './stream/event-hub.ts';
+import { registerStreamRoute } from './stream/stream-route.ts';
+
+export const serviceName = 'settlement';
+export const serviceVersion = '0.1.0';
+
+export interface AppDeps {
+  db: Kysely<SettlementSchema>;
+  ping: () => Promise<boolean>;
+  clock: Clock;
+  logger: Logger;
+  sequencer: Sequencer;
+  reads: LedgerReads;
+  hub: EventHub;
+  chain: SettlementChain;
+  key: SequencerKey;
+  transportToken: string;
+  agentAuthSecret: string;
+  operatorToken: string;
+  dev: boolean;
+  window: WindowSettings;
+  holdMaxSeconds: number;
+  rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
+  trustProxy?: boolean;
+}
+
+/** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
+const principalRoutes = [
+  '/v1/balance',
+  '/v1/deposit',
+  '/v1/account/evm',
+  '/v1/pay',
+  '/v1/hold',
+  '/v1/hold/:id/capture',
+  '/v1/hold/:id/release',
+  '/v1/withdraw',
+  '/v1/settle',
+  '/v1/dev/faucet',
+];
+/** Routes a signed intent in the body can authorise instead of a token. */
+const intentRoutes = ['/v1/pay', '/v1/hold', '/v1/withdraw'];
+const tokenRoutes = principalRoutes.filter((route) => !intentRoutes.includes(route));
+const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits']);
+
+/** read: the explorer and GETs; auth: the handshake; write: every POST that moves or binds. */
+function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefined {
+  const url = request.routeOptions.url;
+  if (url === undefined || unlimited.has(url)) return undefined;
+  if (url.startsWith('/v1/agent/auth/')) return 'auth';
+  return request.method === 'GET' ? 'read' : 'write';
+}
+
+/** The settlement HTTP surface. No listening, no environment: everything arrives in `deps`. */
+export function buildApp(deps: AppDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy ?? false });
+  // First: a flood is refused before any token is checked or body read.
+  rateLimit(app, { classes: deps.rates, classify: rateClass, clock: deps.clock });
+  const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
+  const routes = { sequencer: deps.sequencer, reads: deps.reads, clock: deps.clock, chain: deps.chain, holdMaxSeconds: deps.holdMaxSeconds };
+  // Encapsulated, so the fleet gate and the principal check apply to these routes only.
+  app.register(async (plugin) => {
+    const gated = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    requireTransportBearer(gated, { token: deps.transportToken, publicPaths: [] });
+    requirePrincipal(gated, { header: 'X-Ledger-Agent', tokenKey, clock: deps.clock, prefixes: tokenRoutes, optional: intentRoutes });
+    registerMovementRoutes(gated, routes);
+    registerAccountRoutes(gated, { ...routes, dev: deps.dev });
+  });
+  registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
+  registerPublicRoutes(app, { ...routes, key: deps.key, window: deps.window, version: serviceVersion });
+  registerOperatorRoutes(app, { ...routes, operatorToken: deps.operatorToken });
+  registerStreamRoute(app, { hub: deps.hub });
+  // Open streams never end by themselves: end them first, or closing the server would wait for them forever.
+  app.addHook('preClose', async () => deps.hub.stop());
+  return app;
+}

@@ -1,0 +1,114 @@
+import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { parseAmount } from '@platform/kit/money';
+
+export interface RateSetting {
+  perSecond: number;
+  burst: number;
+}
+
+export interface SettlementConfig extends BaseConfig {
+  /** Optional fleet gate on the principal (write) routes; empty leaves them open to any principal. */
+  readonly transportToken: string;
+  readonly agentAuthSecret: string;
+  /** Bearer of the operator routes (deposit crediting); empty disables them. */
+  readonly operatorToken: string;
+  readonly dev: boolean;
+  /** 64 hex seed of the sequencer's ed25519 key; empty in development means "generate once into DATA_DIR". */
+  readonly sequencerKeyHex: string;
+  readonly checkpointOrigin: string;
+  readonly chainId: number;
+  readonly vaultAddress: string | null;
+  readonly anchorAddress: string | null;
+  readonly window: WindowSettings;
+  readonly holdMaxSeconds: number;
+  readonly takeoverPollMs: number;
+  readonly maxGroup: number;
+  readonly rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
+  readonly trustProxy: boolean;
+}
+
+/** When a window closes into a batch: whichever comes first. */
+export interface WindowSettings {
+  /** A window with at least one receipt closes this many seconds after it opened. */
+  readonly seconds: number;
+  /** …or as soon as it holds this many receipts. */
+  readonly maxReceipts: number;
+  /** …or at once after a movement of at least this many micros. */
+  readonly immediateMicros: bigint;
+}
+
+/** Used when SETTLEMENT_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
+export const developmentSecret = 'platform-settlement-development-secret-not-for-production';
+
+const evmAddress = /^0x[0-9a-fA-F]{40}$/;
+const ratePattern = /^(\d+(?:\.\d+)?)\/(\d+)$/;
+
+function rate(env: Env, name: string, fallback: RateSetting): RateSetting {
+  const raw = read.optionalString(env, name);
+  if (raw === undefined) return fallback;
+  const match = ratePattern.exec(raw);
+  const perSecond = Number(match?.[1]);
+  const burst = Number(match?.[2]);
+  if (!match || !(perSecond > 0) || !(burst >= 1)) throw new ConfigError(`${name} must be <per second>/<burst> such as 100/200, got "${raw}"`);
+  return { perSecond, burst };
+}
+
+function address(env: Env, name: string): string | null {
+  const raw = read.optionalString(env, name);
+  if (raw === undefined) return null;
+  if (!evmAddress.test(raw)) throw new ConfigError(`${name} must be a 0x-prefixed 20-byte hex address, got "${raw}"`);
+  return raw;
+}
+
+function amountSetting(env: Env, name: string, fallback: string): bigint {
+  const raw = read.string(env, name, fallback);
+  const parsed = parseAmount(raw);
+  if (!parsed.ok) throw new ConfigError(`${name} must be a decimal amount such as 10000.000000, got "${raw}"`);
+  return parsed.micros;
+}
+
+/**
+ * The settlement service's settings, parsed once. With NODE_ENV=production the principal-token secret and
+ * the sequencer key are required unless SETTLEMENT_DEV=true.
+ */
+export function loadConfig(env: Env): SettlementConfig {
+  const base = readBaseConfig(env, { service: 'settlement', defaultPort: 9097 });
+  const dev = read.boolean(env, 'SETTLEMENT_DEV', false);
+  const production = read.string(env, 'NODE_ENV', '') === 'production';
+  const agentAuthSecret = read.string(env, 'SETTLEMENT_AGENT_AUTH_SECRET', '');
+  const sequencerKeyHex = read.string(env, 'SETTLEMENT_SEQUENCER_KEY', '');
+  if (sequencerKeyHex !== '' && !/^[0-9a-fA-F]{64}$/.test(sequencerKeyHex))
+    throw new ConfigError('SETTLEMENT_SEQUENCER_KEY must be 64 hex characters (an ed25519 seed)');
+  if (production && !dev && agentAuthSecret === '')
+    throw new ConfigError('SETTLEMENT_AGENT_AUTH_SECRET is required in production (or set SETTLEMENT_DEV=true)');
+  if (production && !dev && sequencerKeyHex === '') throw new ConfigError('SETTLEMENT_SEQUENCER_KEY is required in production (or set SETTLEMENT_DEV=true)');
+  const origin = read.string(env, 'SETTLEMENT_CHECKPOINT_ORIGIN', 'platform.settlement/log');
+  if (!/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(origin) || origin.includes('+'))
+    throw new ConfigError('SETTLEMENT_CHECKPOINT_ORIGIN must be printable ASCII without "+"');
+  return Object.freeze({
+    ...base,
+    transportToken: read.string(env, 'LEDGER_TOKEN', ''),
+    agentAuthSecret,
+    operatorToken: read.string(env, 'SETTLEMENT_OPERATOR_TOKEN', ''),
+    dev,
+    sequencerKeyHex: sequencerKeyHex.toLowerCase(),
+    checkpointOrigin: origin,
+    chainId: read.integer(env, 'SETTLEMENT_CHAIN_ID', 125, { min: 1, max: 2 ** 31 - 1 }),
+    vaultAddress: address(env, 'SETTLEMENT_VAULT_ADDRESS'),
+    anchorAddress: address(env, 'SETTLEMENT_ANCHOR_ADDRESS'),
+    window: Object.freeze({
+      seconds: read.integer(env, 'SETTLEMENT_WINDOW_SECONDS', 60, { min: 1, max: 86_400 }),
+      maxReceipts: read.integer(env, 'SETTLEMENT_WINDOW_MAX_RECEIPTS', 10_000, { min: 1, max: 1_000_000 }),
+      immediateMicros: amountSetting(env, 'SETTLEMENT_WINDOW_IMMEDIATE_AMOUNT', '10000'),
+    }),
+    holdMaxSeconds: read.integer(env, 'SETTLEMENT_HOLD_MAX_SECONDS', 30 * 86_400, { min: 60, max: 365 * 86_400 }),
+    takeoverPollMs: read.integer(env, 'SETTLEMENT_TAKEOVER_POLL_MS', 1_000, { min: 50, max: 60_000 }),
+    maxGroup: read.integer(env, 'SETTLEMENT_MAX_GROUP', 512, { min: 1, max: 10_000 }),
+    rates: {
+      read: rate(env, 'SETTLEMENT_RATE_READ', { perSecond: 200, burst: 400 }),
+      write: rate(env, 'SETTLEMENT_RATE_WRITE', { perSecond: 100, burst: 200 }),
+      auth: rate(env, 'SETTLEMENT_RATE_AUTH', { perSecond: 10, burst: 20 }),
+    },
+    trustProxy: read.boolean(env, 'SETTLEMENT_TRUST_PROXY', false),
+  });
+}

@@ -1,0 +1,135 @@
+import { nonceMigration } from '@platform/kit/auth/nonce-store';
+import { sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
+
+/**
+ * The ledger's tables. Plain SQL: the CHECK constraints are the last line of defence for the invariants
+ * (no negative balance, a hold never pays out more than it locked), so they are easier to read in full.
+ */
+const ledgerSql = `
+      create table accounts (
+        did text primary key,
+        balance bigint not null check (balance >= 0),
+        held bigint not null check (held >= 0),
+        payout_address text,
+        created_at timestamptz not null
+      );
+      create table receipts (
+        seq bigint primary key,
+        kind text not null check (kind in ('deposit', 'transfer', 'hold', 'capture', 'release', 'expire', 'withdraw')),
+        from_did text,
+        to_did text,
+        amount bigint not null check (amount > 0),
+        ref text not null,
+        hold_id uuid,
+        at timestamptz not null,
+        signature text not null,
+        leaf_hash bytea not null
+      );
+      create index receipts_from_did on receipts (from_did, seq) where from_did is not null;
+      create index receipts_to_did on receipts (to_did, seq) where to_did is not null;
+      create table holds (
+        id uuid primary key,
+        payer text not null,
+        payee text not null,
+        amount bigint not null check (amount > 0),
+        captured bigint not null check (captured >= 0),
+        returned bigint not null check (returned >= 0),
+        status text not null check (status in ('open', 'captured', 'released', 'expired')),
+        ref text not null,
+        expires_at timestamptz not null,
+        created_at timestamptz not null,
+        closed_at timestamptz,
+        created_seq bigint not null,
+        closed_seq bigint,
+        check (captured + returned <= amount),
+        check ((status = 'open') = (captured + returned = 0))
+      );
+      create index holds_open_expiry on holds (expires_at) where status = 'open';
+      create index holds_payer_open on holds (payer) where status = 'open';
+      create table idempotency (
+        did text not null,
+        key text not null,
+        operation text not null,
+        request_hash text not null,
+        result jsonb not null,
+        created_at timestamptz not null,
+        primary key (did, key)
+      );
+      create table intent_nonces (
+        did text not null,
+        nonce text not null,
+        expires_at timestamptz not null,
+        primary key (did, nonce)
+      );
+      create index intent_nonces_expires_at on intent_nonces (expires_at);
+      create table deposits (
+        id uuid primary key,
+        source text not null check (source in ('chain', 'faucet')),
+        tx_hash text not null,
+        log_index integer not null,
+        did text not null,
+        amount bigint not null check (amount > 0),
+        seq bigint not null,
+        created_at timestamptz not null,
+        unique (tx_hash, log_index)
+      );
+      create table withdrawals (
+        id uuid primary key,
+        did text not null,
+        amount bigint not null check (amount > 0),
+        payout_address text not null,
+        swap_out text,
+        status text not null check (status in ('pending', 'broadcast', 'confirmed')),
+        seq bigint not null,
+        tx_hash text,
+        created_at timestamptz not null
+      );
+      create index withdrawals_did on withdrawals (did, created_at);
+      create table batches (
+        id uuid primary key,
+        number bigint not null unique,
+        first_seq bigint not null,
+        last_seq bigint not null,
+        opened_at timestamptz not null,
+        closed_at timestamptz not null,
+        reason text not null,
+        log_size bigint not null,
+        log_root text not null,
+        balance_root text not null,
+        account_count integer not null,
+        checkpoint text not null,
+        balance_tree jsonb not null,
+        anchor_status text not null,
+        anchor_tx_hash text,
+        anchor_block bigint
+      );
+      create index batches_log_root on batches (log_root);
+      create index batches_balance_root on batches (balance_root);
+      create index batches_last_seq on batches (last_seq);
+      create table events (
+        id bigint primary key,
+        type text not null,
+        payload jsonb not null,
+        at timestamptz not null
+      );
+      create table chain_outbox (
+        id uuid primary key,
+        kind text not null,
+        payload jsonb not null,
+        status text not null,
+        created_at timestamptz not null
+      );
+`;
+
+const ledger: Migration = {
+  async up(db) {
+    // One statement at a time: PGlite's extended protocol takes a single command per query.
+    for (const statement of ledgerSql.split(/;\s*\n/)) if (statement.trim() !== '') await sql.raw(statement).execute(db);
+  },
+};
+
+export const migrations: Record<string, Migration> = {
+  '0001_auth_nonces': nonceMigration,
+  '0002_ledger': ledger,
+};

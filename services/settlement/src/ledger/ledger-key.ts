@@ -1,0 +1,26 @@
+import type { KeyObject } from 'node:crypto';
+import { publicKeyHex } from '@platform/kit/auth/ed25519';
+import type { NoteSigner } from '../receipts/signed-note.ts';
+import { rawPublicKey, verifierKey } from '../receipts/signed-note.ts';
+
+/** The sequencer's ed25519 identity: it signs receipts and, under the checkpoint origin, the log's checkpoints. */
+export interface SequencerKey {
+  readonly privateKey: KeyObject;
+  /** Raw public key, 64 lowercase hex: the `sequencer` field of every receipt. */
+  readonly publicKeyHex: string;
+  /** Signs checkpoints as a C2SP note under the origin. */
+  readonly noteSigner: NoteSigner;
+  /** `<origin>+<key id>+<base64 key>`: what a verifier needs to open a checkpoint. */
+  readonly verifierKey: string;
+  readonly origin: string;
+}
+
+export function sequencerKey(privateKey: KeyObject, origin: string): SequencerKey {
+  return {
+    privateKey,
+    publicKeyHex: publicKeyHex(privateKey),
+    noteSigner: { name: origin, privateKey },
+    verifierKey: verifierKey(origin, rawPublicKey(privateKey)),
+    origin,
+  };
+}

@@ -1,0 +1,284 @@
+import type { Clock } from '@platform/kit/clock';
+import type { Database } from '@platform/kit/db/open-database';
+import { ServiceError } from '@platform/kit/errors';
+import { type Kysely, sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { SettlementChain } from '../chain/settlement-chain.ts';
+import type { WindowSettings } from '../config.ts';
+import type { AccountTable, SettlementSchema } from '../db/schema.ts';
+import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
+import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
+import { Group } from './group.ts';
+import { loadGroupBase, writeGroup } from './group-store.ts';
+import type { SequencerKey } from './ledger-key.ts';
+import type { LogView } from './log-view.ts';
+import { batchView } from './views.ts';
+
+type Db = Kysely<SettlementSchema>;
+
+export interface SequencerOptions {
+  database: Database<SettlementSchema>;
+  key: SequencerKey;
+  clock: Clock;
+  logger: Logger;
+  log: LogView;
+  chain: SettlementChain;
+  window: WindowSettings;
+  /** Most commands committed in one transaction. */
+  maxGroup: number;
+  /** How often a standby tries to take the lock. */
+  takeoverPollMs: number;
+  /** How often the sequencer returns expired holds and checks the window's age. */
+  tickMs: number;
+  /** Called after each commit that wrote stream events (this process's readers catch up at once). */
+  onCommitted?: () => void;
+}
+
+export type SequencerRole = 'standby' | 'sequencer' | 'stopped';
+
+interface Pending {
+  command: Command;
+  resolve: (outcome: CommandOutcome) => void;
+}
+
+/** Commands waiting beyond this answer 503 at once: a queue that cannot drain only adds latency. */
+const maxQueued = 20_000;
+/** The writer's account cache is dropped when it grows past this; the database stays the truth. */
+const maxCachedAccounts = 200_000;
+
+const standbyError = () => new ServiceError('unavailable', 'this instance is a standby: the sequencer is not here; retry shortly', { retryable: true });
+
+/**
+ * The single writer. It holds a PostgreSQL advisory lock on a connection of its own and applies every write
+ * through that connection, so losing the connection loses the lock and the right to write together. Other
+ * instances stay standbys: they serve reads, refuse writes with a retryable 503 and poll for the lock.
+ *
+ * Writes are group-committed: commands queue while a transaction is in flight, then the next group applies
+ * them in order in memory and commits them in one transaction. A caller hears back only after that commit.
+ */
+export class Sequencer {
+  #role: SequencerRole = 'standby';
+  readonly #options: SequencerOptions;
+  readonly #queue: Pending[] = [];
+  readonly #accounts = new Map<string, AccountTable>();
+  readonly #stop = new AbortController();
+  #wake: (() => void) | undefined;
+  #running: Promise<void> | undefined;
+  #seq = 1n;
+  #eventId = 1n;
+  #window: WindowState = { lastBatchNumber: 0n, closedSize: 0, openedAt: null };
+
+  constructor(options: SequencerOptions) {
+    this.#options = options;
+  }
+
+  get role(): SequencerRole {
+    return this.#role;
+  }
+
+  /** The log size of everything committed so far (meaningful on the sequencer). */
+  get committedSize(): number {
+    return Number(this.#seq - 1n);
+  }
+
+  start(): void {
+    this.#running ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#wake?.();
+    await this.#running;
+    this.#role = 'stopped';
+  }
+
+  /** Queues a command for the writer; resolves with its result after commit, or throws its ServiceError. */
+  async submit(command: Command): Promise<unknown> {
+    if (this.#role !== 'sequencer') throw standbyError();
+    if (this.#queue.length >= maxQueued) throw new ServiceError('unavailable', 'the sequencer is saturated; retry shortly', { retryable: true });
+    const outcome = await new Promise<CommandOutcome>((resolve) => {
+      this.#queue.push({ command, resolve });
+      this.#wake?.();
+    });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.data;
+  }
+
+  async #run(): Promise<void> {
+    const { clock, logger } = this.#options;
+    while (!this.#stop.signal.aborted) {
+      let led = false;
+      try {
+        led = await this.#tryLead();
+      } catch (error) {
+        logger.error({ err: error }, 'sequencer stepped down after a failure');
+      }
+      if (!led && !this.#stop.signal.aborted) await clock.sleep(this.#options.takeoverPollMs, this.#stop.signal);
+    }
+  }
+
+  /** PGlite is one process's private database: holding it is holding the lease. */
+  async #tryLead(): Promise<boolean> {
+    const { database } = this.#options;
+    if (database.kind === 'pglite') {
+      await this.#lead(database.db);
+      return true;
+    }
+    return database.db.connection().execute(async (connection) => {
+      const lockName = `platform-settlement-sequencer:${database.schema}`;
+      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtext(${lockName})) as locked`.execute(connection);
+      if (!rows[0]?.locked) return false;
+      try {
+        await this.#lead(connection);
+      } finally {
+        await sql`select pg_advisory_unlock(hashtext(${lockName}))`.execute(connection).catch(() => undefined);
+      }
+      return true;
+    });
+  }
+
+  async #lead(db: Db): Promise<void> {
+    const { logger, log } = this.#options;
+    const maxSeq = await db
+      .selectFrom('receipts')
+      .select((eb) => eb.fn.max('seq').as('seq'))
+      .executeTakeFirst();
+    const maxEvent = await db
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
+    this.#seq = BigInt(maxSeq?.seq ?? 0n) + 1n;
+    this.#eventId = BigInt(maxEvent?.id ?? 0n) + 1n;
+    await log.ensure(db, this.committedSize);
+    this.#window = await readWindowState(db);
+    this.#accounts.clear();
+    this.#role = 'sequencer';
+    logger.info({ seq: this.committedSize }, 'this instance is the sequencer');
+    // Ends the tick loop when this instance stops leading, even if the process goes on as a standby.
+    const leadership = new AbortController();
+    const ticker = this.#tick(AbortSignal.any([this.#stop.signal, leadership.signal]));
+    try {
+      while (!this.#stop.signal.aborted) {
+        const next = this.#queue[0];
+        if (!next) {
+          await new Promise<void>((resolve) => {
+            this.#wake = resolve;
+          });
+          this.#wake = undefined;
+          continue;
+        }
+        if (next.command.kind === 'close') {
+          this.#queue.shift();
+          next.resolve(await this.#settle(db, next.command));
+          continue;
+        }
+        await this.#commitGroup(db, this.#takeGroup());
+      }
+    } finally {
+      this.#role = this.#stop.signal.aborted ? 'stopped' : 'standby';
+      for (const pending of this.#queue.splice(0)) pending.resolve({ ok: false, error: standbyError() });
+      this.#wake = undefined;
+      leadership.abort();
+      await ticker;
+    }
+  }
+
+  #takeGroup(): Array<Pending & { command: MovementCommand }> {
+    const group: Array<Pending & { command: MovementCommand }> = [];
+    while (group.length < this.#options.maxGroup) {
+      const next = this.#queue[0];
+      if (!next || next.command.kind === 'close') break;
+      this.#queue.shift();
+      group.push(next as Pending & { command: MovementCommand });
+    }
+    return group;
+  }
+
+  async #commitGroup(db: Db, pending: Array<Pending & { command: MovementCommand }>): Promise<void> {
+    const { clock, key } = this.#options;
+    const now = clock.now();
+    if (this.#accounts.size > maxCachedAccounts) this.#accounts.clear();
+    let group: Group;
+    let outcomes: CommandOutcome[];
+    try {
+      const base = await loadGroupBase(
+        db,
+        pending.map((p) => p.command),
+        this.#accounts,
+        now,
+      );
+      group = new Group(base, { seq: this.#seq, eventId: this.#eventId }, key, now);
+      outcomes = pending.map(({ command }) => {
+        try {
+          return { ok: true, data: group.apply(command) };
+        } catch (error) {
+          if (error instanceof ServiceError) return { ok: false, error };
+          throw error;
+        }
+      });
+      if (group.hasWrites) await db.transaction().execute((trx) => writeGroup(trx, group));
+    } catch (error) {
+      // Not known to be durable: nobody hears "ok". A retry with the same idempotency_key returns the
+      // original result if the commit did land. Step down so the next leader starts from the database.
+      this.#accounts.clear();
+      const failure = new ServiceError('unavailable', 'the write could not be confirmed; retry with the same idempotency_key', { retryable: true });
+      for (const p of pending) p.resolve({ ok: false, error: failure });
+      throw error;
+    }
+    this.#afterCommit(group);
+    for (let i = 0; i < pending.length; i++) pending[i]?.resolve(outcomes[i] as CommandOutcome);
+    await this.#closeIfDue(db, group);
+  }
+
+  #afterCommit(group: Group): void {
+    const first = group.receipts[0];
+    for (const account of group.accounts.values()) this.#accounts.set(account.did, account);
+    ({ seq: this.#seq, eventId: this.#eventId } = group.counters);
+    if (first) {
+      this.#options.log.appendFrom(
+        Number(first.seq),
+        group.receipts.map((receipt) => receipt.leaf_hash),
+      );
+      this.#window.openedAt ??= first.at;
+    }
+    if (group.events.length > 0) this.#options.onCommitted?.();
+  }
+
+  async #closeIfDue(db: Db, group: Group): Promise<void> {
+    if (this.committedSize - this.#window.closedSize >= this.#options.window.maxReceipts) await this.#settle(db, { kind: 'close', reason: 'count' });
+    else if (group.receipts.length > 0 && group.largestMicros >= this.#options.window.immediateMicros)
+      await this.#settle(db, { kind: 'close', reason: 'amount' });
+  }
+
+  async #settle(db: Db, command: CloseCommand): Promise<CommandOutcome> {
+    const { clock, key, log, chain } = this.#options;
+    try {
+      const closed = await closeWindow({ db, log, key, chain, now: clock.now(), eventId: this.#eventId }, this.#window, this.committedSize, command.reason);
+      if (!closed) return { ok: true, data: { closed: false, batch: null } };
+      this.#eventId += 1n;
+      this.#window = { lastBatchNumber: closed.row.number, closedSize: Number(closed.row.log_size), openedAt: null };
+      this.#options.onCommitted?.();
+      const { balance_tree: _dump, ...summary } = closed.row;
+      return { ok: true, data: { closed: true, batch: batchView(summary, chain) } };
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'closing the window failed');
+      return { ok: false, error: new ServiceError('unavailable', 'the window could not be closed; retry shortly', { retryable: true }) };
+    }
+  }
+
+  /** Returns expired holds and closes a window that has been open long enough, while this instance leads. */
+  async #tick(signal: AbortSignal): Promise<void> {
+    const { clock, logger, window } = this.#options;
+    while (!signal.aborted) {
+      await clock.sleep(this.#options.tickMs, signal);
+      if (signal.aborted) return;
+      try {
+        await this.submit({ kind: 'expire' });
+        const openedAt = this.#window.openedAt;
+        if (openedAt && clock.now().getTime() - openedAt.getTime() >= window.seconds * 1000) await this.submit({ kind: 'close', reason: 'time' });
+      } catch (error) {
+        if (!(error instanceof ServiceError)) logger.error({ err: error }, 'sequencer tick failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { systemClock } from '@platform/kit/clock';
+import type { Env } from '@platform/kit/config';
+import { migrate } from '@platform/kit/db/migrate';
+import { openDatabase } from '@platform/kit/db/open-database';
+import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
+import { createLogger } from '@platform/kit/logger';
+import { buildApp, serviceName } from './app.ts';
+import { recordingChain } from './chain/settlement-chain.ts';
+import { developmentSecret, loadConfig } from './config.ts';
+import { migrations } from './db/migrations.ts';
+import type { SettlementSchema } from './db/schema.ts';
+import { sequencerSeed } from './ledger/key-file.ts';
+import { sequencerKey } from './ledger/ledger-key.ts';
+import { LogView } from './ledger/log-view.ts';
+import { Sequencer } from './ledger/sequencer.ts';
+import { LedgerReads } from './reads/ledger-reads.ts';
+import { EventHub } from './stream/event-hub.ts';
+
+const noncePurgeIntervalMs = 5 * 60 * 1000;
+
+/** Starts the settlement service: config, database, migrations, sequencer (or standby), stream, HTTP. */
+export async function start(env: Env, options: { handleSignals?: boolean } = {}): Promise<StartedService> {
+  const config = loadConfig(env);
+  const logger = createLogger({ level: config.logLevel, service: serviceName });
+  if (config.agentAuthSecret === '')
+    logger.warn('SETTLEMENT_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
+  const seed = sequencerSeed(config.sequencerKeyHex, config.dataDir);
+  const key = sequencerKey(privateKeyFromSeed(seed.seedHex), config.checkpointOrigin);
+  const database = await openDatabase<SettlementSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  await migrate(database, serviceName, migrations);
+  const clock = systemClock;
+  const chain = recordingChain({ chainId: config.chainId, vaultAddress: config.vaultAddress, anchorAddress: config.anchorAddress });
+  const log = new LogView();
+  const hub = new EventHub({ db: database.db, clock, logger });
+  await hub.start((channel, onPayload) => database.listen(channel, onPayload));
+  const sequencer = new Sequencer({
+    database,
+    key,
+    clock,
+    logger,
+    log,
+    chain,
+    window: config.window,
+    maxGroup: config.maxGroup,
+    takeoverPollMs: config.takeoverPollMs,
+    tickMs: 1_000,
+    onCommitted: () => void hub.notify(),
+  });
+  const app = buildApp({
+    db: database.db,
+    ping: () => database.ping(),
+    clock,
+    logger,
+    sequencer,
+    reads: new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex }),
+    hub,
+    chain,
+    key,
+    transportToken: config.transportToken,
+    agentAuthSecret: config.agentAuthSecret || developmentSecret,
+    operatorToken: config.operatorToken,
+    dev: config.dev,
+    window: config.window,
+    holdMaxSeconds: config.holdMaxSeconds,
+    rates: config.rates,
+    trustProxy: config.trustProxy,
+  });
+  const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
+  const running = await serve(app, {
+    host: config.host,
+    port: config.port,
+    logger,
+    handleSignals: options.handleSignals ?? true,
+    shutdownSteps: [async () => stopNoncePurge(), () => hub.stop(), () => sequencer.stop(), () => database.close()],
+  });
+  sequencer.start();
+  logger.info({ url: running.url, database: database.location, key: seed.source, sequencer: key.publicKeyHex }, 'settlement listening');
+  return { ...running, name: serviceName, dataLocation: database.location };
+}
+
+if (import.meta.main) runAsMain(serviceName, start);

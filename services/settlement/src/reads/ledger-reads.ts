@@ -1,0 +1,212 @@
+import type { Clock } from '@platform/kit/clock';
+import { ServiceError } from '@platform/kit/errors';
+import { formatAmount } from '@platform/kit/money';
+import { type Kysely, sql } from 'kysely';
+import { type BalanceTree, loadBalanceTree } from '../balances/balance-tree.ts';
+import type { SettlementChain } from '../chain/settlement-chain.ts';
+import type { BatchTable, SettlementSchema } from '../db/schema.ts';
+import type { LogView } from '../ledger/log-view.ts';
+import { type AccountView, accountView, batchView, holdView, signedReceiptOf, transferView } from '../ledger/views.ts';
+
+type Db = Kysely<SettlementSchema>;
+type BatchSummary = Omit<BatchTable, 'balance_tree'>;
+
+const hex = (bytes: Buffer) => `0x${bytes.toString('hex')}`;
+const summaryColumns = [
+  'id',
+  'number',
+  'first_seq',
+  'last_seq',
+  'opened_at',
+  'closed_at',
+  'reason',
+  'log_size',
+  'log_root',
+  'balance_root',
+  'account_count',
+  'checkpoint',
+  'anchor_status',
+  'anchor_tx_hash',
+  'anchor_block',
+] as const;
+/** Balance trees kept parsed for proofs: the latest batches are the ones asked about. */
+const treeCacheSize = 4;
+
+/**
+ * Every public read. Reads never go through the sequencer: they see committed rows only, so a standby
+ * answers them as well as the sequencer does.
+ */
+export class LedgerReads {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #log: LogView;
+  readonly #chain: SettlementChain;
+  readonly #sequencerKey: string;
+  readonly #trees = new Map<string, BalanceTree>();
+
+  constructor(deps: { db: Db; clock: Clock; log: LogView; chain: SettlementChain; sequencerKey: string }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#chain = deps.chain;
+    this.#sequencerKey = deps.sequencerKey;
+  }
+
+  async account(did: string): Promise<AccountView | undefined> {
+    const row = await this.#db.selectFrom('accounts').selectAll().where('did', '=', did).executeTakeFirst();
+    if (!row) return undefined;
+    // What counterparties can still capture: open holds not yet past expiry (an expired one only awaits its sweep).
+    const bound = await this.#db
+      .selectFrom('holds')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount'), sql<bigint>`0`).as('total'))
+      .where('payer', '=', did)
+      .where('status', '=', 'open')
+      .where('expires_at', '>', this.#clock.now())
+      .executeTakeFirst();
+    return accountView(row, BigInt(bound?.total ?? 0n));
+  }
+
+  async hold(id: string) {
+    const row = await this.#db.selectFrom('holds').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? holdView(row) : undefined;
+  }
+
+  /** Newest first; `before` is an exclusive seq; `next_before` is null on the last page. */
+  async transfers(query: { limit: number; before?: number | undefined; did?: string | undefined }) {
+    let select = this.#db.selectFrom('receipts').select(['seq', 'kind', 'from_did', 'to_did', 'amount', 'ref', 'hold_id', 'at']);
+    if (query.before !== undefined) select = select.where('seq', '<', BigInt(query.before));
+    if (query.did !== undefined) {
+      const did = query.did;
+      select = select.where((eb) => eb.or([eb('from_did', '=', did), eb('to_did', '=', did)]));
+    }
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(query.limit + 1)
+      .execute();
+    const page = rows.slice(0, query.limit).map(transferView);
+    return { transfers: page, next_before: rows.length > query.limit ? (page.at(-1)?.seq ?? null) : null };
+  }
+
+  /** The signed receipt; once a batch covers it, the inclusion proof against that batch's checkpoint and its anchor. */
+  async receipt(seq: number) {
+    const row = await this.#db.selectFrom('receipts').selectAll().where('seq', '=', BigInt(seq)).executeTakeFirst();
+    if (!row) return undefined;
+    const batch = await this.#db
+      .selectFrom('batches')
+      .select(summaryColumns)
+      .where('log_size', '>=', BigInt(seq))
+      .orderBy('number')
+      .limit(1)
+      .executeTakeFirst();
+    const receipt = signedReceiptOf(row, this.#sequencerKey);
+    if (!batch) return { receipt, leaf_index: seq - 1, batch: null, inclusion_proof: null };
+    const size = Number(batch.log_size);
+    await this.#log.ensure(this.#db, size);
+    return { receipt, leaf_index: seq - 1, batch: batchView(batch, this.#chain), inclusion_proof: this.#log.cache.inclusionProof(seq - 1, size).map(hex) };
+  }
+
+  /** RFC 9162 consistency proof between two log sizes, both at most the latest checkpoint's. */
+  async consistency(from: number, to: number | undefined) {
+    const latest = await this.latestBatch();
+    const checkpointed = latest ? Number(latest.log_size) : 0;
+    const newSize = to ?? checkpointed;
+    if (from < 1 || from > newSize) throw new ServiceError('invalid_request', `from must be from 1 to ${newSize}`);
+    if (newSize > checkpointed) throw new ServiceError('invalid_request', `to must be at most ${checkpointed}, the latest checkpointed size`);
+    await this.#log.ensure(this.#db, newSize);
+    return { from, to: newSize, proof: this.#log.cache.consistencyProof(from, newSize).map(hex) };
+  }
+
+  async latestBatch(): Promise<BatchSummary | undefined> {
+    return this.#db.selectFrom('batches').select(summaryColumns).orderBy('number', 'desc').limit(1).executeTakeFirst();
+  }
+
+  async batches(query: { limit: number; before?: number | undefined }) {
+    let select = this.#db.selectFrom('batches').select(summaryColumns);
+    if (query.before !== undefined) select = select.where('number', '<', BigInt(query.before));
+    const rows = await select
+      .orderBy('number', 'desc')
+      .limit(query.limit + 1)
+      .execute();
+    const page = rows.slice(0, query.limit).map((row) => batchView(row, this.#chain));
+    return { batches: page, next_before: rows.length > query.limit ? (page.at(-1)?.number ?? null) : null };
+  }
+
+  async batch(id: string) {
+    const row = await this.#db.selectFrom('batches').select(summaryColumns).where('id', '=', id).executeTakeFirst();
+    return row ? batchView(row, this.#chain) : undefined;
+  }
+
+  /** The anchor record of a batch, found by either of its roots (receipt log or balance tree). */
+  async anchor(root: string) {
+    const row = await this.#db
+      .selectFrom('batches')
+      .select(summaryColumns)
+      .where((eb) => eb.or([eb('log_root', '=', root), eb('balance_root', '=', root)]))
+      .orderBy('number')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const view = batchView(row, this.#chain);
+    return {
+      root,
+      batch_id: view.id,
+      batch_number: view.number,
+      log_size: view.log_size,
+      log_root: view.log_root,
+      balance_root: view.balance_root,
+      checkpoint: view.checkpoint,
+      ...view.anchor,
+    };
+  }
+
+  /** An account's leaf and proof in a batch's balance tree, checkable with @openzeppelin/merkle-tree. */
+  async balanceProof(batchId: string, did: string) {
+    const tree = await this.#tree(batchId);
+    if (!tree) return undefined;
+    const found = tree.proofFor(did);
+    if (!found) throw new ServiceError('not_found', 'this DID has no leaf in the batch: it had no account when the window closed');
+    return {
+      batch_id: batchId,
+      balance_root: tree.root,
+      did,
+      amount: formatAmount(found.leaf.micros),
+      leaf: { tag: found.leaf.tag, account: found.leaf.account, balance: found.leaf.micros.toString(), hash: found.leaf.hash },
+      proof: found.proof,
+    };
+  }
+
+  async #tree(batchId: string): Promise<BalanceTree | undefined> {
+    const cached = this.#trees.get(batchId);
+    if (cached) return cached;
+    const row = await this.#db.selectFrom('batches').select('balance_tree').where('id', '=', batchId).executeTakeFirst();
+    if (!row) return undefined;
+    const tree = loadBalanceTree(typeof row.balance_tree === 'string' ? JSON.parse(row.balance_tree) : row.balance_tree);
+    this.#trees.set(batchId, tree);
+    if (this.#trees.size > treeCacheSize) this.#trees.delete(this.#trees.keys().next().value as string);
+    return tree;
+  }
+
+  /** Supply (every balance and hold) beside the reserve; fully reserved means they are equal. */
+  async supply() {
+    const totals = await this.#db
+      .selectFrom('accounts')
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<bigint>('balance'), sql<bigint>`0`).as('balance'),
+        eb.fn.coalesce(eb.fn.sum<bigint>('held'), sql<bigint>`0`).as('held'),
+      ])
+      .executeTakeFirst();
+    const available = BigInt(totals?.balance ?? 0n);
+    const held = BigInt(totals?.held ?? 0n);
+    const reserve = await this.#chain.reserveMicros(this.#db);
+    const supply = available + held;
+    return {
+      supply: formatAmount(supply),
+      available: formatAmount(available),
+      held: formatAmount(held),
+      reserve: formatAmount(reserve),
+      fully_reserved: supply === reserve,
+      chain_id: this.#chain.chainId,
+      vault_address: this.#chain.vaultAddress,
+    };
+  }
+}

@@ -1,0 +1,117 @@
+import { safeEqual } from '@platform/kit/auth/safe-equal';
+import { invalidRequest, ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { bearerFrom } from '@platform/kit/http/transport-bearer';
+import { Type } from 'typebox';
+import { checkPayoutBinding, payoutBindingMessage } from '../accounts/payout-binding.ts';
+import { accountHash } from '../balances/balance-tree.ts';
+import { emptyAccountView } from '../ledger/views.ts';
+import { tokenDid } from './authorise.ts';
+import type { RouteDeps } from './index.ts';
+import { AmountText, amountInput, didInput } from './inputs.ts';
+
+/** The principal's own account: balance, deposit instructions, payout binding, force-settle, dev faucet. */
+export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: boolean }): void {
+  const { sequencer, reads, chain } = deps;
+
+  // The caller's balance, held amount, escrow bound and payout address (zeros before the first credit).
+  app.get('/v1/balance', {
+    handler: async (request) => {
+      const did = tokenDid(request);
+      return { ok: true as const, data: (await reads.account(did)) ?? emptyAccountView(did) };
+    },
+  });
+
+  // Where to deposit and the DID claim the vault deposit must carry.
+  app.get('/v1/deposit', {
+    handler: async (request) => {
+      const did = tokenDid(request);
+      return {
+        ok: true as const,
+        data: {
+          chain_id: chain.chainId,
+          vault_address: chain.vaultAddress,
+          did,
+          // The vault credits `account`: the same keccak256(DID) the balance tree uses.
+          claim: { account: accountHash(did), call: 'deposit(bytes32 account, uint256 amount)' },
+        },
+      };
+    },
+  });
+
+  app.post('/v1/account/evm', {
+    schema: {
+      description: 'Bind the payout address, proven by its EIP-191 signature over the binding message.',
+      body: Type.Object(
+        { address: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 200, description: 'personal_sign over the binding message' }) },
+        { additionalProperties: false },
+      ),
+    },
+    handler: async (request) => {
+      const did = tokenDid(request);
+      const checked = await checkPayoutBinding(did, request.body.address, request.body.signature, chain.chainId);
+      if (!checked.ok) throw invalidRequest(checked.reason, checked.expectedMessage ? { expected_message: checked.expectedMessage } : undefined);
+      const data = await sequencer.submit({ kind: 'bind', did, address: checked.address });
+      return { ok: true as const, data: { ...(data as object), message: payoutBindingMessage(did, checked.address, chain.chainId) } };
+    },
+  });
+
+  // Close the open window into a batch now (no batch when the window is empty).
+  app.post('/v1/settle', {
+    handler: async (request) => {
+      tokenDid(request);
+      return { ok: true as const, data: await sequencer.submit({ kind: 'close', reason: 'settle' }) };
+    },
+  });
+
+  if (deps.dev) {
+    app.post('/v1/dev/faucet', {
+      schema: {
+        description: 'SETTLEMENT_DEV only: credit the caller, recorded as a deposit so supply still equals reserve.',
+        body: Type.Object({ amount: AmountText }, { additionalProperties: false }),
+      },
+      handler: async (request) => {
+        const did = tokenDid(request);
+        const micros = amountInput(request.body.amount);
+        const txHash = `faucet:${crypto.randomUUID()}`;
+        const data = await sequencer.submit({ kind: 'deposit', did, micros, source: 'faucet', txHash, logIndex: 0 });
+        return { ok: true as const, data };
+      },
+    });
+  }
+}
+
+/** The operator's door: the chain watcher credits deposits here, idempotent on (tx_hash, log_index). */
+export function registerOperatorRoutes(app: ServiceApp, deps: RouteDeps & { operatorToken: string }): void {
+  app.post('/v1/operator/deposits', {
+    schema: {
+      description: 'Credit an on-chain deposit. A replay of the same event returns the original credit.',
+      body: Type.Object(
+        {
+          did: Type.String({ maxLength: 256 }),
+          amount: AmountText,
+          tx_hash: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }),
+          log_index: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    handler: async (request) => {
+      if (deps.operatorToken === '') throw new ServiceError('forbidden', 'operator routes are disabled: SETTLEMENT_OPERATOR_TOKEN is not set');
+      const presented = bearerFrom(request);
+      if (presented === undefined || !safeEqual(presented, deps.operatorToken))
+        throw new ServiceError('unauthorized', 'missing or invalid operator token (Authorization: Bearer <token>)');
+      const did = didInput(request.body.did, 'did');
+      const micros = amountInput(request.body.amount);
+      const data = await deps.sequencer.submit({
+        kind: 'deposit',
+        did,
+        micros,
+        source: 'chain',
+        txHash: request.body.tx_hash.toLowerCase(),
+        logIndex: request.body.log_index,
+      });
+      return { ok: true as const, data };
+    },
+  });
+}

@@ -1,0 +1,51 @@
+import { canonicalDid, parseDid } from '@platform/kit/auth/did';
+import type { Clock } from '@platform/kit/clock';
+import { invalidRequest, ServiceError } from '@platform/kit/errors';
+import { decodeIntent, type IntentPurpose, verifyIntent } from '@platform/kit/settlement-intent';
+import type { FastifyRequest } from 'fastify';
+import type { NonceClaim } from '../ledger/commands.ts';
+
+/** Who authorised a movement, and on what terms when it was a signed intent. */
+export type Authorisation = { via: 'token'; did: string } | { via: 'intent'; did: string; to: string; micros: bigint; ref: string; nonce: NonceClaim };
+
+/** The verified principal token's DID in the ledger's spelling, or 401. */
+export function tokenDid(request: FastifyRequest): string {
+  const claims = request.principal;
+  if (!claims) throw new ServiceError('unauthorized', 'missing principal token (X-Ledger-Agent header)');
+  const parsed = parseDid(claims.did);
+  if (!parsed) throw new ServiceError('unauthorized', 'principal token names a malformed DID');
+  return canonicalDid(parsed);
+}
+
+/**
+ * A movement is authorised by the `X-Ledger-Agent` token or by a DID-signed settlement intent in the body's
+ * `intent` field (kit `settlement-intent.ts`). An intent must carry the purpose of the route; when both are
+ * present they must name the same DID. The intent's nonce is consumed by the sequencer in the same
+ * transaction as the movement, so a refused movement does not burn it and a replay is refused.
+ */
+export function authorise(request: FastifyRequest, clock: Clock, wire: string | undefined, purpose: IntentPurpose): Authorisation {
+  if (wire === undefined) return { via: 'token', did: tokenDid(request) };
+  const decoded = decodeIntent(wire);
+  if (!decoded.ok) throw new ServiceError('unauthorized', `intent is malformed: ${decoded.reason}`);
+  const verified = verifyIntent(decoded.signed, { now: clock.now(), expectedPurpose: purpose });
+  if (!verified.ok) throw new ServiceError('unauthorized', `intent refused: ${verified.reason}`);
+  const did = canonicalDid(verified.payer);
+  if (request.principal) {
+    const tokenParsed = parseDid(request.principal.did);
+    if (!tokenParsed || canonicalDid(tokenParsed) !== did) throw new ServiceError('forbidden', 'the principal token and the intent name different DIDs');
+  }
+  return {
+    via: 'intent',
+    did,
+    to: canonicalDid(verified.payee),
+    micros: verified.micros,
+    ref: verified.intent.ref,
+    nonce: { did, nonce: verified.intent.nonce, expiresAt: verified.expiresAt },
+  };
+}
+
+/** With an intent, a body field that is also given must say the same as the intent. */
+export function agreeWithIntent<T>(field: string, fromBody: T | undefined, fromIntent: T): T {
+  if (fromBody !== undefined && fromBody !== fromIntent) throw invalidRequest(`${field} differs from the signed intent`, { field });
+  return fromIntent;
+}

@@ -1,0 +1,131 @@
+import { ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { formatAmount } from '@platform/kit/money';
+import { Type } from 'typebox';
+import type { WindowSettings } from '../config.ts';
+import type { SequencerKey } from '../ledger/ledger-key.ts';
+import type { RouteDeps } from './index.ts';
+import { didInput, integerInput, pageLimit, uuidInput } from './inputs.ts';
+
+const maxSeq = Number.MAX_SAFE_INTEGER;
+const root = /^0x[0-9a-fA-F]{64}$/;
+const notFound = (what: string) => new ServiceError('not_found', `${what} not found`);
+const Page = Type.Object({ limit: Type.Optional(Type.String()), before: Type.Optional(Type.String()) });
+
+/** The explorer: no auth, never gated by the fleet token, rate-limited as reads. */
+export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps & { key: SequencerKey; window: WindowSettings; version: string }): void {
+  const { reads, chain, key, window } = deps;
+
+  app.get('/v1/info', {
+    handler: async () => ({
+      ok: true as const,
+      data: {
+        service: 'settlement',
+        version: deps.version,
+        role: deps.sequencer.role,
+        chain_id: chain.chainId,
+        anchor_address: chain.anchorAddress,
+        vault_address: chain.vaultAddress,
+        sequencer_public_key: key.publicKeyHex,
+        checkpoint_origin: key.origin,
+        checkpoint_verifier_key: key.verifierKey,
+        window: { seconds: window.seconds, max_receipts: window.maxReceipts, immediate_amount: formatAmount(window.immediateMicros) },
+        receipt_domain: 'platform-settlement-receipt-v1\n',
+      },
+    }),
+  });
+
+  app.get('/v1/supply', { handler: async () => ({ ok: true as const, data: await reads.supply() }) });
+
+  app.get('/v1/batches', {
+    schema: { querystring: Page },
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = integerInput(request.query.before, 'before', { min: 1, max: maxSeq });
+      return { ok: true as const, data: await reads.batches({ limit, before }) };
+    },
+  });
+
+  app.get('/v1/batch/:id', {
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) },
+    handler: async (request) => {
+      const batch = await reads.batch(uuidInput(request.params.id, 'id'));
+      if (!batch) throw notFound('batch');
+      return { ok: true as const, data: batch };
+    },
+  });
+
+  app.get('/v1/batch/:id/balance/:did', {
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }), did: Type.String({ maxLength: 256 }) }) },
+    handler: async (request) => {
+      const proof = await reads.balanceProof(uuidInput(request.params.id, 'id'), didInput(request.params.did, 'did'));
+      if (!proof) throw notFound('batch');
+      return { ok: true as const, data: proof };
+    },
+  });
+
+  app.get('/v1/anchor/:root', {
+    schema: { params: Type.Object({ root: Type.String({ maxLength: 80 }) }) },
+    handler: async (request) => {
+      if (!root.test(request.params.root)) throw new ServiceError('invalid_request', 'root must be 0x + 64 hex (a batch log root or balance root)');
+      const anchor = await reads.anchor(request.params.root.toLowerCase());
+      if (!anchor) throw notFound('anchor');
+      return { ok: true as const, data: anchor };
+    },
+  });
+
+  app.get('/v1/receipt/:seq', {
+    schema: { params: Type.Object({ seq: Type.String({ maxLength: 20 }) }) },
+    handler: async (request) => {
+      const seq = integerInput(request.params.seq, 'seq', { min: 1, max: maxSeq }) as number;
+      const receipt = await reads.receipt(seq);
+      if (!receipt) throw notFound('receipt');
+      return { ok: true as const, data: receipt };
+    },
+  });
+
+  app.get('/v1/checkpoint', {
+    handler: async () => {
+      const latest = await reads.latestBatch();
+      if (!latest) throw notFound('checkpoint (no batch has closed yet)');
+      return { ok: true as const, data: { batch_id: latest.id, log_size: Number(latest.log_size), log_root: latest.log_root, checkpoint: latest.checkpoint } };
+    },
+  });
+
+  app.get('/v1/log/consistency', {
+    schema: { querystring: Type.Object({ from: Type.String({ maxLength: 20 }), to: Type.Optional(Type.String({ maxLength: 20 })) }) },
+    handler: async (request) => {
+      const from = integerInput(request.query.from, 'from', { min: 1, max: maxSeq }) as number;
+      const to = integerInput(request.query.to, 'to', { min: 1, max: maxSeq });
+      return { ok: true as const, data: await reads.consistency(from, to) };
+    },
+  });
+
+  app.get('/v1/transfers', {
+    schema: { querystring: Type.Object({ ...Page.properties, did: Type.Optional(Type.String({ maxLength: 256 })) }) },
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = integerInput(request.query.before, 'before', { min: 1, max: maxSeq });
+      const did = request.query.did === undefined ? undefined : didInput(request.query.did, 'did');
+      return { ok: true as const, data: await reads.transfers({ limit, before, did }) };
+    },
+  });
+
+  app.get('/v1/account/:did', {
+    schema: { params: Type.Object({ did: Type.String({ maxLength: 256 }) }) },
+    handler: async (request) => {
+      const account = await reads.account(didInput(request.params.did, 'did'));
+      if (!account) throw notFound('account');
+      return { ok: true as const, data: account };
+    },
+  });
+
+  app.get('/v1/hold/:id', {
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) },
+    handler: async (request) => {
+      const hold = await reads.hold(uuidInput(request.params.id, 'id'));
+      if (!hold) throw notFound('hold');
+      return { ok: true as const, data: hold };
+    },
+  });
+}

@@ -1,0 +1,106 @@
+import { uuidv7 } from '@platform/kit/ids';
+import type { Kysely } from 'kysely';
+import { buildBalanceTree } from '../balances/balance-tree.ts';
+import type { SettlementChain } from '../chain/settlement-chain.ts';
+import type { BatchTable, EventTable, SettlementSchema } from '../db/schema.ts';
+import { writeOutboxAndEvents } from '../ledger/group-store.ts';
+import type { SequencerKey } from '../ledger/ledger-key.ts';
+import type { LogView } from '../ledger/log-view.ts';
+import { type BatchView, batchView } from '../ledger/views.ts';
+import { signCheckpoint } from '../receipts/checkpoint.ts';
+
+/** Where the last batch left the log; the open window is everything after it. */
+export interface WindowState {
+  lastBatchNumber: bigint;
+  /** Log size covered by the last batch (0 before the first). */
+  closedSize: number;
+  /** When the open window's first receipt was issued; null while the window is empty. */
+  openedAt: Date | null;
+}
+
+export interface CloseDeps {
+  db: Kysely<SettlementSchema>;
+  log: LogView;
+  key: SequencerKey;
+  chain: SettlementChain;
+  now: Date;
+  /** The next event id; the anchor event takes it. */
+  eventId: bigint;
+}
+
+export async function readWindowState(db: Kysely<SettlementSchema>): Promise<WindowState> {
+  const last = await db.selectFrom('batches').select(['number', 'log_size']).orderBy('number', 'desc').limit(1).executeTakeFirst();
+  const closedSize = Number(last?.log_size ?? 0n);
+  const first = await db
+    .selectFrom('receipts')
+    .select('at')
+    .where('seq', '=', BigInt(closedSize + 1))
+    .executeTakeFirst();
+  return { lastBatchNumber: last?.number ?? 0n, closedSize, openedAt: first?.at ?? null };
+}
+
+/**
+ * Closes the open window into a batch: the signed checkpoint of the receipt log at `logSize`, the balance
+ * tree over every account, and the anchor the chain would receive, all in one transaction with the anchor
+ * stream event. Runs on the single writer between groups, so the accounts it reads are exactly the state
+ * after receipt `logSize`. Returns undefined when the window is empty: no empty batches.
+ *
+ * A leaf's amount is balance + held: what the account could take out through the vault's forced
+ * withdrawal if the sequencer vanished (its own open holds return to it), so the leaves add up to supply.
+ */
+export async function closeWindow(
+  deps: CloseDeps,
+  state: WindowState,
+  logSize: number,
+  reason: string,
+): Promise<{ row: BatchTable; event: EventTable } | undefined> {
+  if (logSize <= state.closedSize || state.openedAt === null) return undefined;
+  await deps.log.ensure(deps.db, logSize);
+  const rootHash = deps.log.cache.root(logSize);
+  const checkpoint = signCheckpoint({ origin: deps.key.origin, treeSize: logSize, rootHash }, deps.key.noteSigner);
+  const accounts = await deps.db.selectFrom('accounts').select(['did', 'balance', 'held']).execute();
+  const tree = buildBalanceTree(accounts.map((account) => ({ did: account.did, micros: account.balance + account.held })));
+  const row: BatchTable = {
+    id: uuidv7(deps.now.getTime()),
+    number: state.lastBatchNumber + 1n,
+    first_seq: BigInt(state.closedSize + 1),
+    last_seq: BigInt(logSize),
+    opened_at: state.openedAt,
+    closed_at: deps.now,
+    reason,
+    log_size: BigInt(logSize),
+    log_root: `0x${rootHash.toString('hex')}`,
+    balance_root: tree.root,
+    account_count: tree.size,
+    checkpoint,
+    balance_tree: tree.dump(),
+    anchor_status: 'recorded',
+    anchor_tx_hash: null,
+    anchor_block: null,
+  };
+  const { balance_tree: _dump, ...summary } = row;
+  const view: BatchView = batchView(summary, deps.chain);
+  const event: EventTable = { id: deps.eventId, type: 'anchor', payload: view, at: deps.now };
+  const anchor = {
+    id: uuidv7(deps.now.getTime()),
+    kind: 'anchor',
+    payload: {
+      batch_id: row.id,
+      log_size: logSize,
+      log_root: row.log_root,
+      balance_root: row.balance_root,
+      chain_id: deps.chain.chainId,
+      contract: deps.chain.anchorAddress,
+    },
+    status: 'recorded',
+    created_at: deps.now,
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('batches')
+      .values({ ...row, balance_tree: JSON.stringify(row.balance_tree) })
+      .execute();
+    await writeOutboxAndEvents(trx, [anchor], [event]);
+  });
+  return { row, event };
+}

@@ -1,0 +1,149 @@
+import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { migrate } from '@platform/kit/db/migrate';
+import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import type { TestEngine } from '@platform/testkit/databases';
+import { silentLogger } from '@platform/testkit/databases';
+import { eventually } from '@platform/testkit/eventually';
+import { ManualClock } from '@platform/testkit/manual-clock';
+import { buildApp } from '../src/app.ts';
+import { recordingChain } from '../src/chain/settlement-chain.ts';
+import type { WindowSettings } from '../src/config.ts';
+import { migrations } from '../src/db/migrations.ts';
+import type { SettlementSchema } from '../src/db/schema.ts';
+import { sequencerKey } from '../src/ledger/ledger-key.ts';
+import { LogView } from '../src/ledger/log-view.ts';
+import { Sequencer } from '../src/ledger/sequencer.ts';
+import { LedgerReads } from '../src/reads/ledger-reads.ts';
+import { EventHub } from '../src/stream/event-hub.ts';
+
+export const agentAuthSecret = 'test-agent-auth-secret';
+export const operatorToken = 'test-operator-token';
+export const sequencerSeedHex = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+export const startTime = '2026-03-01T12:00:00.000Z';
+export const vaultAddress = '0x00000000000000000000000000000000000000a1';
+export const anchorAddress = '0x00000000000000000000000000000000000000b2';
+const lenient = { perSecond: 1_000_000, burst: 1_000_000 };
+
+export interface HarnessOptions {
+  transportToken?: string;
+  window?: Partial<WindowSettings>;
+  rates?: Partial<{ read: { perSecond: number; burst: number }; write: { perSecond: number; burst: number }; auth: { perSecond: number; burst: number } }>;
+  dev?: boolean;
+  /** Share another instance's database (standby tests); the caller disposes it. */
+  databaseOptions?: OpenDatabaseOptions;
+  clock?: ManualClock;
+  maxGroup?: number;
+  /** The sequencer's tick (expiry sweep, window age); long by default so tests decide when it runs. */
+  tickMs?: number;
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  bearer?: string;
+  headers?: Record<string, string>;
+  remoteAddress?: string;
+}
+
+/** One settlement instance on a fresh database, with a manual clock, driven through app.inject. */
+export async function startSettlement(engine: TestEngine, options: HarnessOptions = {}) {
+  const fresh = options.databaseOptions ? undefined : await engine.fresh();
+  const databaseOptions = options.databaseOptions ?? (fresh?.options as OpenDatabaseOptions);
+  const database: Database<SettlementSchema> = await openDatabase<SettlementSchema>(databaseOptions);
+  await migrate(database, 'settlement', migrations);
+  const clock = options.clock ?? new ManualClock(startTime);
+  const key = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
+  const chain = recordingChain({ chainId: 125, vaultAddress, anchorAddress });
+  const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };
+  const log = new LogView();
+  const hub = new EventHub({ db: database.db, clock, logger: silentLogger });
+  await hub.start((channel, onPayload) => database.listen(channel, onPayload));
+  const sequencer = new Sequencer({
+    database,
+    key,
+    clock,
+    logger: silentLogger,
+    log,
+    chain,
+    window,
+    maxGroup: options.maxGroup ?? 256,
+    takeoverPollMs: 1_000,
+    tickMs: options.tickMs ?? 3_600_000,
+    onCommitted: () => void hub.notify(),
+  });
+  const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
+  const app = buildApp({
+    db: database.db,
+    ping: () => database.ping(),
+    clock,
+    logger: silentLogger,
+    sequencer,
+    reads,
+    hub,
+    chain,
+    key,
+    transportToken: options.transportToken ?? '',
+    agentAuthSecret,
+    operatorToken,
+    dev: options.dev ?? true,
+    window,
+    holdMaxSeconds: 30 * 86_400,
+    rates: { read: lenient, write: lenient, auth: lenient, ...options.rates },
+  });
+  await app.ready();
+  sequencer.start();
+
+  async function call(method: 'GET' | 'POST', url: string, callOptions: CallOptions = {}) {
+    const headers: Record<string, string> = { ...callOptions.headers };
+    if (callOptions.bearer !== undefined) headers.authorization = `Bearer ${callOptions.bearer}`;
+    if (callOptions.token !== undefined) headers['x-ledger-agent'] = callOptions.token;
+    const response = await app.inject({
+      method,
+      url,
+      headers,
+      ...(callOptions.remoteAddress ? { remoteAddress: callOptions.remoteAddress } : {}),
+      ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }),
+    });
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
+      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable?: boolean; [extra: string]: unknown } },
+    };
+  }
+
+  /** Runs the handshake for a key (a new one by default) and returns it with its principal token. */
+  async function agent(key: AgentKey = generateAgentKey()): Promise<{ key: AgentKey; did: string; token: string }> {
+    const challenge = await call('POST', '/v1/agent/auth/challenge', { body: { did: key.did } });
+    const verify = await call('POST', '/v1/agent/auth/verify', {
+      body: { did: key.did, public_key: key.publicKeyHex, nonce: challenge.body.data.nonce, signature: key.sign(challenge.body.data.message) },
+    });
+    if (verify.status !== 200) throw new Error(`handshake failed: ${JSON.stringify(verify.body)}`);
+    return { key, did: key.did, token: verify.body.data.token as string };
+  }
+
+  /** A new agent credited through the development faucet. */
+  async function fundedAgent(amount: string) {
+    const funded = await agent();
+    const faucet = await call('POST', '/v1/dev/faucet', { token: funded.token, body: { amount } });
+    if (faucet.status !== 200) throw new Error(`faucet failed: ${JSON.stringify(faucet.body)}`);
+    return funded;
+  }
+
+  async function waitForRole(role: 'sequencer' | 'standby') {
+    await eventually(() => sequencer.role === role, `instance becomes ${role}`);
+  }
+
+  async function close() {
+    await app.close();
+    await sequencer.stop();
+    await database.close();
+    await fresh?.dispose();
+  }
+
+  if (!options.databaseOptions) await waitForRole('sequencer');
+  return { app, clock, database, databaseOptions, sequencer, reads, key, hub, call, agent, fundedAgent, waitForRole, close };
+}
+
+export type Settlement = Awaited<ReturnType<typeof startSettlement>>;
