@@ -72,3 +72,17 @@ export async function serve(
   }
   return { url, stop };
 }
+
+/**
+ * Runs housekeeping on a timer that never keeps the process alive; a failure is logged and the next round
+ * tries again. Returns the function that stops it.
+ *
+ * @example const stop = repeatEvery(300_000, () => store.purgeExpired(), logger, 'nonce purge')
+ */
+export function repeatEvery(intervalMs: number, task: () => Promise<unknown>, logger: Logger, what: string): () => void {
+  const timer = setInterval(() => {
+    task().catch((error) => logger.warn({ err: error }, `${what} failed`));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

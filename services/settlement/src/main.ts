@@ -4,7 +4,7 @@ import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
-import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
+import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { buildApp, serviceName } from './app.ts';
 import { recordingChain } from './chain/settlement-chain.ts';
@@ -68,12 +68,19 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     trustProxy: config.trustProxy,
   });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
+  // An intent past its expiry is refused by its signature check anyway, so its nonce no longer needs keeping.
+  const stopIntentPurge = repeatEvery(
+    noncePurgeIntervalMs,
+    () => database.db.deleteFrom('intent_nonces').where('expires_at', '<', clock.now()).execute(),
+    logger,
+    'intent nonce purge',
+  );
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => stopNoncePurge(), () => hub.stop(), () => sequencer.stop(), () => database.close()],
+    shutdownSteps: [async () => stopNoncePurge(), async () => stopIntentPurge(), () => hub.stop(), () => sequencer.stop(), () => database.close()],
   });
   sequencer.start();
   logger.info({ url: running.url, database: database.location, key: seed.source, sequencer: key.publicKeyHex }, 'settlement listening');

@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
+import { repeatEvery } from '../lifecycle.ts';
 
 /** The table every service with the agent handshake keeps; include `nonceMigration` in its migrations. */
 export interface AuthNonceTable {
@@ -64,11 +65,7 @@ export class NonceStore {
 
   /** Purges expired nonces on a timer (the spec's every 5 minutes); returns the function that stops it. */
   purgeEvery(intervalMs: number, logger: Logger): () => void {
-    const timer = setInterval(() => {
-      this.purgeExpired().catch((error) => logger.warn({ err: error }, 'nonce purge failed'));
-    }, intervalMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    return repeatEvery(intervalMs, () => this.purgeExpired(), logger, 'nonce purge');
   }
 
   /** Deletes expired nonces; returns how many. */

@@ -33,7 +33,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     const serviceError = toServiceError(error);
     // A deliberate 503 (a standby refusing writes) is expected traffic, and a flood of 429s is one line each:
     // neither deserves an error with a stack. Only unexpected failures do.
-    if (serviceError.code === 'unavailable' && error instanceof ServiceError) request.log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
+    if (serviceError.code === 'unavailable' && error instanceof ServiceError)
+      request.log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
     else if (serviceError.status >= 500) request.log.error({ err: error }, 'request failed');
     else if (serviceError.code === 'rate_limited') request.log.debug({ code: serviceError.code }, 'request rate-limited');
     else request.log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');

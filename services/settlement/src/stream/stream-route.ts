@@ -15,7 +15,8 @@ const maxEventId = 2n ** 63n - 1n;
 /**
  * The id a client last saw: `0` (replay the whole log) to `9223372036854775807` in decimal (ids are int8), or
  * undefined when absent or empty (EventSource sends no header before its first event, and `?last_event_id=` may be left blank).
- * Anything else is a 400 rather than a silent restart from the head, which would hide a client bug.
+ * Anything else, a repeated header included, is a 400 rather than a silent restart from the head, which would
+ * hide a client bug.
  */
 export function parseLastEventId(raw: string | string[] | undefined): bigint | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -45,6 +46,8 @@ export function registerStreamRoute(app: FastifyInstance, deps: { hub: EventHub 
         return reply.raw;
       });
       request.raw.on('close', () => subscription.close());
+      // A client gone before the listener was attached would otherwise hold a slot until the hub stops.
+      if (request.raw.socket.destroyed) subscription.close();
       // A write racing a disconnect can fail; the 'close' above already forgets the subscriber.
       reply.raw.on('error', (error) => request.log.debug({ err: error }, 'event stream write failed'));
     },

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { testEngines } from '@platform/testkit/databases';
+import { eventually } from '@platform/testkit/eventually';
+import { type Settlement, startSettlement } from './harness.ts';
+
+interface Frame {
+  id: string;
+  event: string;
+  data: { seq?: number; kind?: string; log_size?: number };
+}
+
+/** A real SSE client over fetch: collects frames until `count` have arrived, then disconnects. */
+async function readFrames(url: string, count: number, lastEventId?: string): Promise<Frame[]> {
+  const abort = new AbortController();
+  const response = await fetch(url, { signal: abort.signal, headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
+  assert.equal(response.headers.get('content-type')?.split(';')[0], 'text/event-stream');
+  const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+  const frames: Frame[] = [];
+  let buffer = '';
+  while (frames.length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const fields = Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
+      if (fields.id !== undefined) frames.push({ id: fields.id, event: fields.event ?? 'message', data: JSON.parse(fields.data ?? 'null') });
+      end = buffer.indexOf('\n\n');
+    }
+  }
+  abort.abort();
+  return frames;
+}
+
+for (const engine of testEngines()) {
+  describe(`the live stream on ${engine.name}`, () => {
+    let s: Settlement;
+    let url: string;
+    before(async () => {
+      s = await startSettlement(engine);
+      url = `${await s.app.listen({ host: '127.0.0.1', port: 0 })}/v1/stream`;
+    });
+    after(async () => s.close());
+
+    test('transfer events arrive live in seq order; a reconnect with Last-Event-ID replays the missed transfer and anchor', async () => {
+      const payer = await s.fundedAgent('10');
+      const payee = await s.agent();
+      const live = readFrames(url, 2);
+      // The subscriber starts at the head: wait until it is registered before paying.
+      await eventually(() => s.hub.subscriberCount === 1, 'the stream is open');
+      const first = await s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '1' } });
+      const second = await s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '2' } });
+      const seen = await live;
+      assert.deepEqual(
+        seen.map((frame) => [frame.event, frame.data.seq]),
+        [
+          ['transfer', first.body.data.seq],
+          ['transfer', second.body.data.seq],
+        ],
+      );
+      const missed = await s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '3' } });
+      const settled = await s.call('POST', '/v1/settle', { token: payer.token });
+      const replayed = await readFrames(url, 2, seen.at(-1)?.id);
+      assert.deepEqual(
+        replayed.map((frame) => [frame.event, frame.event === 'anchor' ? frame.data.log_size : frame.data.seq]),
+        [
+          ['transfer', missed.body.data.seq],
+          ['anchor', settled.body.data.batch.log_size],
+        ],
+      );
+      assert.deepEqual(
+        replayed.map((frame) => Number(frame.id)),
+        [Number(seen.at(-1)?.id) + 1, Number(seen.at(-1)?.id) + 2],
+      );
+    });
+
+    test('a malformed Last-Event-ID is a 400 in the envelope', async () => {
+      const response = await fetch(url, { headers: { 'last-event-id': 'abc' } });
+      assert.equal(response.status, 400);
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'invalid_request');
+    });
+  });
+}
