@@ -119,3 +119,15 @@ test('an unknown command prints usage and exits 2', async () => {
   assert.equal(code, 2);
   assert.match(stderr, /Usage: platform/);
 });
+
+test('under platform up each service gets its own port and folder from <SERVICE>_PORT, <SERVICE>_DATA_DIR and DATA_DIR', async () => {
+  const { serviceEnv } = await import('../src/up.ts');
+  const env = { PORT: '8000', DATA_DIR: '/srv/platform', SETTLEMENT_PORT: '9197', SCHEDULER_DATA_DIR: '/var/alarms', LOG_LEVEL: 'warn' };
+  assert.deepEqual(
+    [serviceEnv(env, 'settlement').PORT, serviceEnv(env, 'settlement').DATA_DIR, serviceEnv(env, 'settlement').LOG_LEVEL],
+    ['9197', join('/srv/platform', 'settlement'), 'warn'],
+  );
+  assert.deepEqual([serviceEnv(env, 'scheduler').PORT, serviceEnv(env, 'scheduler').DATA_DIR], [undefined, '/var/alarms'], 'a shared PORT would collide, so it is dropped');
+  assert.equal(serviceEnv({ PORT: '0' }, 'scheduler').PORT, '0', 'PORT=0 is a free port for everyone');
+  assert.equal(serviceEnv({}, 'scheduler').DATA_DIR, undefined);
+});

@@ -49,6 +49,14 @@ interface Cores {
 interface HttpRun extends RunResult {
   concurrency: number;
   cores: Cores;
+  writer: Writer;
+}
+/** The single writer's work in a run, from the receipts: a group commit stamps all its receipts with one `at`. */
+interface Writer {
+  groupsPerSecond: number;
+  meanGroup: number;
+  /** Window closes (balance tree + checkpoint) inside the run. */
+  closes: number;
 }
 interface PgbenchRun {
   clients: number;
@@ -115,12 +123,16 @@ try {
   const httpRuns: HttpRun[] = [];
   for (const concurrency of concurrencies) {
     acknowledged += (await load.ask('closedLoop', { concurrency, durationMs: warmUpMs })).ok;
+    const from = new Date();
     const measured = await measure(service, () => (load as LoadProcess).ask('closedLoop', { concurrency, durationMs: seconds * 1000 }));
+    const writer = await writerWork(db.url, from, new Date());
     acknowledged += measured.result.ok;
-    httpRuns.push({ ...measured.result, concurrency, cores: measured.cores });
+    httpRuns.push({ ...measured.result, concurrency, cores: measured.cores, writer });
     console.log(`  ${concurrency} in flight: ${Math.round(measured.result.paysPerSecond)} pays/s, ${errorCount(measured.result)} errors`);
   }
+  const fixedFrom = new Date();
   const fixed = await measure(service, () => (load as LoadProcess).ask('openLoop', { rate: fixedRate, durationMs: seconds * 1000 }));
+  const fixedWriter = await writerWork(db.url, fixedFrom, new Date());
   acknowledged += fixed.result.ok;
   console.log(`  open loop at ${fixedRate}/s: p99 ${fixed.result.p99.toFixed(1)} ms`);
 
@@ -134,7 +146,7 @@ try {
 
   const bestHttp = httpRuns.reduce((a, b) => (b.paysPerSecond > a.paysPerSecond ? b : a));
   const bestPgbench = pgbenchRuns.reduce((a, b) => (b.tps > a.tps ? b : a));
-  printTables(httpRuns, bestHttp, pgbenchRuns, bestPgbench, fixed.result, fixed.cores);
+  printTables(httpRuns, bestHttp, pgbenchRuns, bestPgbench, { ...fixed.result, cores: fixed.cores, writer: fixedWriter });
   console.log(
     `\ndurability check: ${acknowledged} pays acknowledged with 200, ${stored} transfer receipts in settlement.receipts${stored >= acknowledged ? '' : ' (FEWER: acknowledged pays are missing!)'}`,
   );
@@ -172,7 +184,7 @@ async function measure(service: SettlementProcess, work: () => Promise<RunResult
   const serviceCores = wallMs > 0 ? serviceMicros / 1000 / wallMs : Number.NaN;
   return {
     result,
-    cores: { service: serviceCores, postgres, load: result.loadCpuCores, machine, other: machine - serviceCores - postgres - result.loadCpuCores },
+    cores: { service: serviceCores, postgres, load: result.loadCpuCores, machine, other: Math.max(0, machine - serviceCores - postgres - result.loadCpuCores) },
   };
 }
 
@@ -218,7 +230,7 @@ async function runPgbench(url: string): Promise<PgbenchRun[]> {
     if (code !== 0 || tps === undefined) throw new Error(`pgbench -c ${clients} failed (exit ${code}):\n${output}`);
     const { machine, postgres, named } = cpuBetween(from, to);
     const client = named(child.pid);
-    runs.push({ clients, tps: Number(tps), cores: { service: Number.NaN, postgres, load: client, machine, other: machine - postgres - client } });
+    runs.push({ clients, tps: Number(tps), cores: { service: Number.NaN, postgres, load: client, machine, other: Math.max(0, machine - postgres - client) } });
     console.log(`  pgbench ${clients} clients: ${Math.round(Number(tps))} tps`);
   }
   return runs;
@@ -230,6 +242,26 @@ async function describePostgres(url: string): Promise<string> {
   try {
     const setting = async (name: string) => (await client.query<{ value: string }>(`select current_setting('${name}') as value`)).rows[0]?.value;
     return `${await setting('server_version')}, synchronous_commit=${await setting('synchronous_commit')}, fsync=${await setting('fsync')}, shared_buffers=${await setting('shared_buffers')}, max_connections=${await setting('max_connections')}`;
+  } finally {
+    await client.end();
+  }
+}
+
+async function writerWork(url: string, from: Date, to: Date): Promise<Writer> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const groups = await client.query<{ pays: number; groups: number }>(
+      `select count(*)::int as pays, count(distinct at)::int as groups from settlement.receipts where kind = 'transfer' and at >= $1 and at < $2`,
+      [from, to],
+    );
+    const closes = await client.query<{ n: number }>('select count(*)::int as n from settlement.batches where closed_at >= $1 and closed_at < $2', [from, to]);
+    const { pays = 0, groups: count = 0 } = groups.rows[0] ?? {};
+    return {
+      groupsPerSecond: count / ((to.getTime() - from.getTime()) / 1000),
+      meanGroup: count > 0 ? pays / count : Number.NaN,
+      closes: closes.rows[0]?.n ?? 0,
+    };
   } finally {
     await client.end();
   }
@@ -260,7 +292,17 @@ function cpuCells(c: Cores): string {
   return `${cores(c.service)} | ${cores(c.postgres)} | ${cores(c.load)} | ${cores(c.other)} | ${cores(c.machine)}`;
 }
 
-function printTables(httpRuns: HttpRun[], bestHttp: HttpRun, pgbenchRuns: PgbenchRun[], bestPgbench: PgbenchRun, fixed: RunResult, fixedCores: Cores): void {
+function writerCells(w: Writer): string {
+  return `${Math.round(w.groupsPerSecond)} | ${ms(w.meanGroup)} | ${w.closes}`;
+}
+
+function printTables(
+  httpRuns: HttpRun[],
+  bestHttp: HttpRun,
+  pgbenchRuns: PgbenchRun[],
+  bestPgbench: PgbenchRun,
+  fixed: RunResult & { cores: Cores; writer: Writer },
+): void {
   const baseline = bestPgbench.tps;
   console.log(`\ntransfers per second, best of each (${seconds} s runs; CPU in cores of ${cpus.length})`);
   console.log(`| contender | in flight | transfers/s | vs pgbench | ${cpuHeader} |`);
@@ -271,25 +313,32 @@ function printTables(httpRuns: HttpRun[], bestHttp: HttpRun, pgbenchRuns: Pgbenc
   row('pgbench tpcb-like (one transaction per transfer)', bestPgbench.clients, bestPgbench.tps, bestPgbench.cores);
 
   console.log('\nevery run');
-  console.log(`| contender | in flight | transfers/s | vs pgbench | latency p50 ms | p99 ms | max ms | errors | ${cpuHeader} |`);
-  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|${cpuAlign}|`);
+  console.log(
+    `| contender | in flight | transfers/s | vs pgbench | latency p50 ms | p99 ms | max ms | errors | ${cpuHeader} | groups/s | pays/group | window closes |`,
+  );
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|${cpuAlign}|---:|---:|---:|`);
   for (const r of httpRuns)
     console.log(
       `| settlement pays over HTTP | ${r.concurrency} | ${Math.round(r.paysPerSecond)} | ${(r.paysPerSecond / baseline).toFixed(2)}x | ` +
-        `${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${errorCount(r)} | ${cpuCells(r.cores)} |`,
+        `${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${errorCount(r)} | ${cpuCells(r.cores)} | ${writerCells(r.writer)} |`,
     );
   for (const r of pgbenchRuns)
-    console.log(`| pgbench tpcb-like | ${r.clients} | ${Math.round(r.tps)} | ${(r.tps / baseline).toFixed(2)}x | – | – | – | 0 | ${cpuCells(r.cores)} |`);
+    console.log(
+      `| pgbench tpcb-like | ${r.clients} | ${Math.round(r.tps)} | ${(r.tps / baseline).toFixed(2)}x | – | – | – | 0 | ${cpuCells(r.cores)} | – | – | – |`,
+    );
   console.log(
-    'CPU client: the load generator (its own process.cpuUsage) for HTTP runs, the pgbench process for pgbench; other: the machine minus all of these.',
+    'CPU client: the load generator (its own process.cpuUsage) for HTTP runs, the pgbench process for pgbench; other: the machine minus all of these.\n' +
+      "groups/s and pays/group: the sequencer's group commits, counted from the receipts (one `at` per group); window closes: batches closed during the run.",
   );
 
   console.log(`\nlatency at a fixed ${fixedRate} pays/s (open loop, ${seconds} s, from each pay's due time to its answer)`);
-  console.log(`| contender | achieved pays/s | p50 ms | p99 ms | max ms | errors | client send lag p99 ms | ${cpuHeader} |`);
-  console.log(`|---|---:|---:|---:|---:|---:|---:|${cpuAlign}|`);
+  console.log(
+    `| contender | achieved pays/s | p50 ms | p99 ms | max ms | errors | client send lag p99 ms | ${cpuHeader} | groups/s | pays/group | window closes |`,
+  );
+  console.log(`|---|---:|---:|---:|---:|---:|---:|${cpuAlign}|---:|---:|---:|`);
   console.log(
     `| settlement pays over HTTP (PostgreSQL) | ${Math.round(fixed.paysPerSecond)} | ${ms(fixed.p50)} | ${ms(fixed.p99)} | ${ms(fixed.max)} | ${errorCount(fixed)} | ` +
-      `${ms(fixed.sendLagP99 ?? Number.NaN)} | ${cpuCells(fixedCores)} |`,
+      `${ms(fixed.sendLagP99 ?? Number.NaN)} | ${cpuCells(fixed.cores)} | ${writerCells(fixed.writer)} |`,
   );
   const errorKinds = [...httpRuns.map((r) => r.errors), fixed.errors].flatMap((errors) => Object.entries(errors));
   if (errorKinds.length > 0) {

@@ -17,6 +17,7 @@ import { LogView } from './ledger/log-view.ts';
 import { Sequencer } from './ledger/sequencer.ts';
 import { LedgerReads } from './reads/ledger-reads.ts';
 import { EventHub } from './stream/event-hub.ts';
+import { ledgerEvents } from './stream/event-log.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
 
@@ -33,7 +34,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const clock = systemClock;
   const chain = recordingChain({ chainId: config.chainId, vaultAddress: config.vaultAddress, anchorAddress: config.anchorAddress });
   const log = new LogView();
-  const hub = new EventHub({ db: database.db, clock, logger });
+  const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger });
   await hub.start((channel, onPayload) => database.listen(channel, onPayload));
   const sequencer = new Sequencer({
     database,

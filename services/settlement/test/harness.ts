@@ -16,6 +16,7 @@ import { LogView } from '../src/ledger/log-view.ts';
 import { Sequencer } from '../src/ledger/sequencer.ts';
 import { LedgerReads } from '../src/reads/ledger-reads.ts';
 import { EventHub } from '../src/stream/event-hub.ts';
+import { ledgerEvents } from '../src/stream/event-log.ts';
 
 export const agentAuthSecret = 'test-agent-auth-secret';
 export const operatorToken = 'test-operator-token';
@@ -36,6 +37,7 @@ export interface HarnessOptions {
   maxGroup?: number;
   /** The sequencer's tick (expiry sweep, window age); long by default so tests decide when it runs. */
   tickMs?: number;
+  recentIdempotencyKeys?: number;
 }
 
 export interface CallOptions {
@@ -57,7 +59,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   const chain = recordingChain({ chainId: 125, vaultAddress, anchorAddress });
   const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };
   const log = new LogView();
-  const hub = new EventHub({ db: database.db, clock, logger: silentLogger });
+  const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger: silentLogger });
   await hub.start((channel, onPayload) => database.listen(channel, onPayload));
   const sequencer = new Sequencer({
     database,
@@ -70,6 +72,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     maxGroup: options.maxGroup ?? 256,
     takeoverPollMs: 1_000,
     tickMs: options.tickMs ?? 3_600_000,
+    ...(options.recentIdempotencyKeys === undefined ? {} : { recentIdempotencyKeys: options.recentIdempotencyKeys }),
     onCommitted: () => void hub.notify(),
   });
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });

@@ -175,5 +175,69 @@ for (const engine of testEngines()) {
       assert.equal((await s.call('GET', `/v1/account/${payee.did}`)).body.data.balance, '1.000000');
       assert.equal((await s.call('GET', `/v1/account/${shouted}`)).body.data.did, payee.did);
     });
+
+    test('limits at and past their edge: body 16 KiB, idempotency key 128, DID 256, intent 4096 characters', async () => {
+      const payer = await s.fundedAgent('10');
+      const payee = await s.agent();
+      const pay = (body: Record<string, unknown>) => s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '0.1', ...body } });
+      assert.equal((await pay({ idempotency_key: 'k'.repeat(128) })).status, 200);
+      assert.equal((await pay({ idempotency_key: 'k'.repeat(129) })).status, 400);
+      const longLabel = `did:platform:${'a'.repeat(256 - 'did:platform::0123456789abcdef'.length)}:0123456789abcdef`;
+      assert.equal(longLabel.length, 256);
+      assert.equal((await pay({ to: longLabel })).status, 200, 'a 256-character DID is accepted');
+      assert.equal((await pay({ to: `did:platform:a${longLabel.slice('did:platform:'.length)}` })).status, 400);
+      assert.equal((await s.call('POST', '/v1/pay', { body: { intent: 'a'.repeat(4097) } })).status, 400);
+      assert.equal(
+        (await s.call('POST', '/v1/pay', { body: { intent: 'a'.repeat(4096) } })).status,
+        401,
+        'at the limit it is read, then refused as a bad intent',
+      );
+      const big = await s.app.inject({
+        method: 'POST',
+        url: '/v1/pay',
+        headers: { 'x-ledger-agent': payer.token, 'content-type': 'application/json' },
+        payload: JSON.stringify({ to: payee.did, amount: '1', pad: 'x'.repeat(16 * 1024) }),
+      });
+      assert.equal(big.statusCode, 413);
+      assert.equal((await s.call('GET', '/v1/balance', { token: payer.token })).body.data.balance, '9.800000');
+    });
+  });
+}
+
+for (const engine of testEngines()) {
+  describe(`idempotency beyond the writer's memory on ${engine.name}`, () => {
+    let s: Settlement;
+    before(async () => {
+      s = await startSettlement(engine, { recentIdempotencyKeys: 1 });
+    });
+    after(async () => s.close());
+
+    test('a replay of a key the writer no longer remembers still returns the original, also amid new pays in one group', async () => {
+      const payer = await s.fundedAgent('100');
+      const payee = await s.agent();
+      const pay = (key: string, amount = '1') => s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount, idempotency_key: key } });
+      const original = await pay('old');
+      await pay('newer-1');
+      await pay('newer-2');
+      const replay = await pay('old');
+      assert.equal(replay.status, 200);
+      assert.deepEqual(replay.body.data, original.body.data);
+      assert.equal((await pay('old', '2')).status, 409, 'and a changed request is still a conflict');
+      await pay('newer-3');
+      // The forgotten key shares a group with new ones: the guard refuses the group, and the writer applies it again.
+      const mixed = await Promise.all([pay('old'), pay('fresh-1'), pay('newer-1'), pay('fresh-2')]);
+      assert.ok(mixed.every((response) => response.status === 200));
+      assert.equal(mixed[0]?.body.data.seq, original.body.data.seq);
+      const seqs = mixed.map((response) => response.body.data.seq);
+      assert.equal(new Set(seqs).size, 4);
+      const balance = (await s.call('GET', '/v1/balance', { token: payer.token })).body.data.balance;
+      assert.equal(balance, '94.000000', 'six distinct keys, six pays of 1');
+      const feed = await s.call('GET', `/v1/transfers?did=${payer.did}&limit=200`);
+      assert.deepEqual(
+        feed.body.data.transfers.map((t: { seq: number }) => t.seq),
+        Array.from({ length: 7 }, (_, i) => feed.body.data.transfers[0].seq - i),
+        'no gap in the seqs after a refused group',
+      );
+    });
   });
 }

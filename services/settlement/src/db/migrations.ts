@@ -107,12 +107,6 @@ const ledgerSql = `
       create index batches_log_root on batches (log_root);
       create index batches_balance_root on batches (balance_root);
       create index batches_last_seq on batches (last_seq);
-      create table events (
-        id bigint primary key,
-        type text not null,
-        payload jsonb not null,
-        at timestamptz not null
-      );
       create table chain_outbox (
         id uuid primary key,
         kind text not null,

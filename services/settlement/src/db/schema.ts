@@ -107,13 +107,6 @@ export interface BatchTable {
   anchor_block: bigint | null;
 }
 
-export interface EventTable {
-  id: bigint;
-  type: 'transfer' | 'anchor';
-  payload: unknown;
-  at: Date;
-}
-
 /** What the chain adapter would send; the chain issue's broadcaster drains it. */
 export interface ChainOutboxTable {
   id: string;
@@ -132,6 +125,5 @@ export interface SettlementSchema extends NonceSchema {
   deposits: DepositTable;
   withdrawals: WithdrawalTable;
   batches: BatchTable;
-  events: EventTable;
   chain_outbox: ChainOutboxTable;
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { AccountTable, DepositTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
+import { transferEventId } from '../stream/event-log.ts';
 import type { MovementCommand } from './commands.ts';
 import { depositKey, type Group, type GroupBase, idempotencyKey, nonceKey } from './group.ts';
 
@@ -11,10 +12,18 @@ const expireBatch = 500;
 const unique = <T>(values: Iterable<T>) => [...new Set(values)];
 
 /**
- * Reads, in a handful of bulk queries, every committed row a group of commands may touch. Accounts already
- * in the writer's cache are not read again: only the writer changes them, so its cache is the truth.
+ * Reads, in a handful of bulk queries, every row a group of commands may touch, as the previous group leaves
+ * it: `pending`, the group still being written, wins over what is committed (the next group is applied while
+ * the previous one commits). Accounts in the writer's cache are not read again: only the writer changes them.
  */
-export async function loadGroupBase(db: Db, commands: readonly MovementCommand[], accountCache: Map<string, AccountTable>, now: Date): Promise<GroupBase> {
+export async function loadGroupBase(
+  db: Db,
+  commands: readonly MovementCommand[],
+  caches: { accounts: Map<string, AccountTable>; idempotency: RecentIdempotency; readIdempotency: boolean },
+  pending: Group | undefined,
+  now: Date,
+): Promise<GroupBase> {
+  const accountCache = caches.accounts;
   const dids: string[] = [];
   const holdIds: string[] = [];
   const idempotency: Array<[string, string]> = [];
@@ -66,31 +75,46 @@ export async function loadGroupBase(db: Db, commands: readonly MovementCommand[]
       dueHolds.push(hold.id);
     }
   }
-  for (const hold of holds.values()) dids.push(hold.payer, hold.payee);
+  for (const id of holdIds) {
+    const newer = pending?.holds.get(id);
+    if (newer) holds.set(id, newer);
+  }
+  for (const hold of holds.values()) {
+    const newer = pending?.holds.get(hold.id);
+    if (newer) holds.set(hold.id, newer);
+    dids.push(hold.payer, hold.payee);
+  }
 
-  const missing = unique(dids).filter((did) => !accountCache.has(did));
-  if (missing.length > 0)
+  const wanted = unique(dids);
+  const missing = wanted.filter((did) => !accountCache.has(did) && !pending?.accounts.has(did));
+  if (missing.length > 0) {
     for (const account of await db.selectFrom('accounts').selectAll().where('did', 'in', missing).execute()) accountCache.set(account.did, account);
+  }
+  const accounts = new Map<string, AccountTable>();
+  for (const did of wanted) {
+    const account = pending?.accounts.get(did) ?? accountCache.get(did);
+    if (account) accounts.set(did, account);
+  }
 
   const idempotencyRows = new Map<string, IdempotencyTable>();
-  if (idempotency.length > 0) {
-    const rows = await db
-      .selectFrom('idempotency')
-      .selectAll()
-      .where('did', 'in', unique(idempotency.map(([did]) => did)))
-      .where('key', 'in', unique(idempotency.map(([, key]) => key)))
-      .execute();
-    for (const row of rows) idempotencyRows.set(idempotencyKey(row.did, row.key), row);
+  for (const [did, key] of idempotency) {
+    const recent = caches.idempotency.get(idempotencyKey(did, key));
+    if (recent) idempotencyRows.set(idempotencyKey(did, key), recent);
+  }
+  // Usually skipped: a key neither recent nor pending is almost always new, and the primary key refuses the
+  // whole group's statement if one was not (isIdempotencyConflict). The writer then applies those commands again with this read.
+  if (caches.readIdempotency && idempotency.length > 0) {
+    const rows = await sql<IdempotencyTable>`select i.* from idempotency i
+      join jsonb_to_recordset(${JSON.stringify(idempotency.map(([did, key]) => ({ did, key })))}::jsonb) as x(did text, key text) using (did, key)`.execute(db);
+    for (const row of rows.rows) idempotencyRows.set(idempotencyKey(row.did, row.key), row);
   }
   const usedNonces = new Set<string>();
   if (nonces.length > 0) {
-    const rows = await db
-      .selectFrom('intent_nonces')
-      .select(['did', 'nonce'])
-      .where('did', 'in', unique(nonces.map(([did]) => did)))
-      .where('nonce', 'in', unique(nonces.map(([, nonce]) => nonce)))
-      .execute();
-    for (const row of rows) usedNonces.add(nonceKey(row.did, row.nonce));
+    const rows = await sql<{ did: string; nonce: string }>`select n.did, n.nonce from intent_nonces n
+      join jsonb_to_recordset(${JSON.stringify(nonces.map(([did, nonce]) => ({ did, nonce })))}::jsonb) as x(did text, nonce text) using (did, nonce)`.execute(
+      db,
+    );
+    for (const row of rows.rows) usedNonces.add(nonceKey(row.did, row.nonce));
   }
   const depositRows = new Map<string, DepositTable>();
   if (deposits.length > 0) {
@@ -101,7 +125,41 @@ export async function loadGroupBase(db: Db, commands: readonly MovementCommand[]
       .execute();
     for (const row of rows) depositRows.set(depositKey(row.tx_hash, row.log_index), row);
   }
-  return { accounts: accountCache, holds, idempotency: idempotencyRows, nonces: usedNonces, deposits: depositRows, dueHolds };
+  if (pending) {
+    for (const [key, row] of pending.idempotency) idempotencyRows.set(key, row);
+    for (const row of pending.nonces) usedNonces.add(nonceKey(row.did, row.nonce));
+    for (const row of pending.deposits) depositRows.set(depositKey(row.tx_hash, row.log_index), row);
+  }
+  return { accounts, holds, idempotency: idempotencyRows, nonces: usedNonces, deposits: depositRows, dueHolds };
+}
+
+/**
+ * The idempotency records this writer committed lately, newest last, so a client's retry is answered without
+ * a database read. Bounded: an older key is still found, through the primary key refusing the write and a second pass.
+ */
+export class RecentIdempotency {
+  readonly #rows = new Map<string, IdempotencyTable>();
+  readonly #max: number;
+
+  constructor(max = 100_000) {
+    this.#max = max;
+  }
+
+  get(key: string): IdempotencyTable | undefined {
+    return this.#rows.get(key);
+  }
+
+  remember(rows: Iterable<[string, IdempotencyTable]>): void {
+    for (const [key, row] of rows) this.#rows.set(key, row);
+    for (const key of this.#rows.keys()) {
+      if (this.#rows.size <= this.#max) break;
+      this.#rows.delete(key);
+    }
+  }
+
+  clear(): void {
+    this.#rows.clear();
+  }
 }
 
 /** The DID an idempotency key is scoped to: the authorising principal of the command. */
@@ -134,70 +192,180 @@ function json(rows: readonly object[]): string {
   });
 }
 
+type Columns = ReadonlyArray<readonly [name: string, type: string]>;
+
+/** Every table the writer inserts into: its columns with their SQL types, and what a conflict updates. */
+const tables = {
+  accounts: {
+    columns: [
+      ['did', 'text'],
+      ['balance', 'bigint'],
+      ['held', 'bigint'],
+      ['payout_address', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
+    onConflict: 'on conflict (did) do update set balance = excluded.balance, held = excluded.held, payout_address = excluded.payout_address',
+  },
+  receipts: {
+    columns: [
+      ['seq', 'bigint'],
+      ['kind', 'text'],
+      ['from_did', 'text'],
+      ['to_did', 'text'],
+      ['amount', 'bigint'],
+      ['ref', 'text'],
+      ['hold_id', 'uuid'],
+      ['at', 'timestamptz'],
+      ['signature', 'text'],
+      ['leaf_hash', 'bytea'],
+    ],
+  },
+  holds: {
+    columns: [
+      ['id', 'uuid'],
+      ['payer', 'text'],
+      ['payee', 'text'],
+      ['amount', 'bigint'],
+      ['captured', 'bigint'],
+      ['returned', 'bigint'],
+      ['status', 'text'],
+      ['ref', 'text'],
+      ['expires_at', 'timestamptz'],
+      ['created_at', 'timestamptz'],
+      ['closed_at', 'timestamptz'],
+      ['created_seq', 'bigint'],
+      ['closed_seq', 'bigint'],
+    ],
+    onConflict:
+      'on conflict (id) do update set captured = excluded.captured, returned = excluded.returned, status = excluded.status, closed_at = excluded.closed_at, closed_seq = excluded.closed_seq',
+  },
+  idempotency: {
+    columns: [
+      ['did', 'text'],
+      ['key', 'text'],
+      ['operation', 'text'],
+      ['request_hash', 'text'],
+      ['result', 'jsonb'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  intent_nonces: {
+    columns: [
+      ['did', 'text'],
+      ['nonce', 'text'],
+      ['expires_at', 'timestamptz'],
+    ],
+  },
+  deposits: {
+    columns: [
+      ['id', 'uuid'],
+      ['source', 'text'],
+      ['tx_hash', 'text'],
+      ['log_index', 'integer'],
+      ['did', 'text'],
+      ['amount', 'bigint'],
+      ['seq', 'bigint'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  withdrawals: {
+    columns: [
+      ['id', 'uuid'],
+      ['did', 'text'],
+      ['amount', 'bigint'],
+      ['payout_address', 'text'],
+      ['swap_out', 'text'],
+      ['status', 'text'],
+      ['seq', 'bigint'],
+      ['tx_hash', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  chain_outbox: {
+    columns: [
+      ['id', 'uuid'],
+      ['kind', 'text'],
+      ['payload', 'jsonb'],
+      ['status', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  events: {
+    columns: [
+      ['id', 'bigint'],
+      ['type', 'text'],
+      ['payload', 'jsonb'],
+      ['at', 'timestamptz'],
+    ],
+  },
+  batches: {
+    columns: [
+      ['id', 'uuid'],
+      ['number', 'bigint'],
+      ['first_seq', 'bigint'],
+      ['last_seq', 'bigint'],
+      ['opened_at', 'timestamptz'],
+      ['closed_at', 'timestamptz'],
+      ['reason', 'text'],
+      ['log_size', 'bigint'],
+      ['log_root', 'text'],
+      ['balance_root', 'text'],
+      ['account_count', 'integer'],
+      ['checkpoint', 'text'],
+      ['balance_tree', 'jsonb'],
+      ['anchor_status', 'text'],
+      ['anchor_tx_hash', 'text'],
+      ['anchor_block', 'bigint'],
+    ],
+  },
+} satisfies Record<string, { columns: Columns; onConflict?: string }>;
+
+export type TableName = keyof typeof tables;
+export type TableRows = Partial<Record<TableName, readonly object[]>>;
+
 /**
- * Writes a group in one transaction: a statement per table touched, each carrying all its rows as one jsonb
- * parameter (so the cost per group is flat, whatever its size), then NOTIFY for stream readers.
+ * Writes rows into several tables as ONE statement: a data-modifying CTE per table, each carrying all its rows as
+ * one jsonb parameter, then NOTIFY (with the highest event id) for stream readers. A single statement is atomic on its own and durable when
+ * it returns (synchronous_commit), so a group costs one round trip however many rows and tables it touches.
+ * Table and column names come from the constant above, never from input.
  */
-export async function writeGroup(trx: Db, group: Group): Promise<void> {
-  if (group.accounts.size > 0) {
-    await sql`insert into accounts (did, balance, held, payout_address, created_at)
-      select did, balance, held, payout_address, created_at
-      from jsonb_to_recordset(${json([...group.accounts.values()])}::jsonb)
-        as x(did text, balance bigint, held bigint, payout_address text, created_at timestamptz)
-      on conflict (did) do update set balance = excluded.balance, held = excluded.held, payout_address = excluded.payout_address`.execute(trx);
-  }
-  if (group.receipts.length > 0) {
-    await sql`insert into receipts (seq, kind, from_did, to_did, amount, ref, hold_id, at, signature, leaf_hash)
-      select seq, kind, from_did, to_did, amount, ref, hold_id, at, signature, leaf_hash
-      from jsonb_to_recordset(${json(group.receipts)}::jsonb)
-        as x(seq bigint, kind text, from_did text, to_did text, amount bigint, ref text, hold_id uuid, at timestamptz, signature text, leaf_hash bytea)`.execute(
-      trx,
-    );
-  }
-  if (group.holds.size > 0) {
-    await sql`insert into holds (id, payer, payee, amount, captured, returned, status, ref, expires_at, created_at, closed_at, created_seq, closed_seq)
-      select id, payer, payee, amount, captured, returned, status, ref, expires_at, created_at, closed_at, created_seq, closed_seq
-      from jsonb_to_recordset(${json([...group.holds.values()])}::jsonb)
-        as x(id uuid, payer text, payee text, amount bigint, captured bigint, returned bigint, status text, ref text,
-             expires_at timestamptz, created_at timestamptz, closed_at timestamptz, created_seq bigint, closed_seq bigint)
-      on conflict (id) do update set captured = excluded.captured, returned = excluded.returned, status = excluded.status,
-        closed_at = excluded.closed_at, closed_seq = excluded.closed_seq`.execute(trx);
-  }
-  if (group.idempotency.size > 0) {
-    await sql`insert into idempotency (did, key, operation, request_hash, result, created_at)
-      select did, key, operation, request_hash, result, created_at
-      from jsonb_to_recordset(${json([...group.idempotency.values()])}::jsonb)
-        as x(did text, key text, operation text, request_hash text, result jsonb, created_at timestamptz)`.execute(trx);
-  }
-  if (group.nonces.length > 0) {
-    await sql`insert into intent_nonces (did, nonce, expires_at)
-      select did, nonce, expires_at from jsonb_to_recordset(${json(group.nonces)}::jsonb) as x(did text, nonce text, expires_at timestamptz)`.execute(trx);
-  }
-  if (group.deposits.length > 0) {
-    await sql`insert into deposits (id, source, tx_hash, log_index, did, amount, seq, created_at)
-      select id, source, tx_hash, log_index, did, amount, seq, created_at
-      from jsonb_to_recordset(${json(group.deposits)}::jsonb)
-        as x(id uuid, source text, tx_hash text, log_index integer, did text, amount bigint, seq bigint, created_at timestamptz)`.execute(trx);
-  }
-  if (group.withdrawals.length > 0) {
-    await sql`insert into withdrawals (id, did, amount, payout_address, swap_out, status, seq, tx_hash, created_at)
-      select id, did, amount, payout_address, swap_out, status, seq, tx_hash, created_at
-      from jsonb_to_recordset(${json(group.withdrawals)}::jsonb)
-        as x(id uuid, did text, amount bigint, payout_address text, swap_out text, status text, seq bigint, tx_hash text, created_at timestamptz)`.execute(trx);
-  }
-  await writeOutboxAndEvents(trx, group.outbox, group.events);
+export async function writeRows(db: Db, rows: TableRows, notifyEventId?: bigint): Promise<void> {
+  const written = Object.entries(rows).filter(([, list]) => list && list.length > 0) as Array<[TableName, readonly object[]]>;
+  if (written.length === 0) return;
+  const parts = written.map(([table, list], index) => {
+    const spec: { columns: Columns; onConflict?: string } = tables[table];
+    const names = spec.columns.map(([name]) => name).join(', ');
+    const definitions = spec.columns.map(([name, type]) => `${name} ${type}`).join(', ');
+    return sql`${sql.raw(`w${index}`)} as (insert into ${sql.raw(table)} (${sql.raw(names)})
+        select ${sql.raw(names)} from jsonb_to_recordset(${json(list)}::jsonb) as x(${sql.raw(definitions)}) ${sql.raw(spec.onConflict ?? '')})`;
+  });
+  const notify = notifyEventId === undefined ? sql`null` : sql`pg_notify('settlement_events', ${String(notifyEventId)})`;
+  await sql`with ${sql.join(parts)} select ${notify}`.execute(db);
 }
 
-/** Shared with the window close: chain records and stream events, then the wake-up for stream readers. */
-export async function writeOutboxAndEvents(trx: Db, outbox: readonly object[], events: ReadonlyArray<{ id: bigint }>): Promise<void> {
-  if (outbox.length > 0) {
-    await sql`insert into chain_outbox (id, kind, payload, status, created_at)
-      select id, kind, payload, status, created_at
-      from jsonb_to_recordset(${json(outbox)}::jsonb) as x(id uuid, kind text, payload jsonb, status text, created_at timestamptz)`.execute(trx);
-  }
-  if (events.length > 0) {
-    await sql`insert into events (id, type, payload, at)
-      select id, type, payload, at from jsonb_to_recordset(${json(events)}::jsonb) as x(id bigint, type text, payload jsonb, at timestamptz)`.execute(trx);
-    await sql`select pg_notify('settlement_events', ${String(events.at(-1)?.id)})`.execute(trx);
-  }
+/**
+ * The write failed only because an idempotency key already existed (the statement, and so the whole group,
+ * was refused by the primary key): apply the group again, reading its keys first.
+ */
+export function isIdempotencyConflict(error: unknown): boolean {
+  const failure = error as { code?: unknown; constraint?: unknown } | null;
+  return failure?.code === '23505' && failure.constraint === 'idempotency_pkey';
+}
+
+/** A group's rows, in one statement. */
+export async function writeGroup(db: Db, group: Group): Promise<void> {
+  await writeRows(
+    db,
+    {
+      accounts: [...group.accounts.values()],
+      receipts: group.receipts,
+      holds: [...group.holds.values()],
+      idempotency: [...group.idempotency.values()],
+      intent_nonces: group.nonces,
+      deposits: group.deposits,
+      withdrawals: group.withdrawals,
+      chain_outbox: group.outbox,
+    },
+    group.receipts.length > 0 ? transferEventId((group.receipts.at(-1) as { seq: bigint }).seq) : undefined,
+  );
 }

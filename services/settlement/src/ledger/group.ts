@@ -6,7 +6,6 @@ import type {
   AccountTable,
   ChainOutboxTable,
   DepositTable,
-  EventTable,
   HoldTable,
   IdempotencyTable,
   IntentNonceTable,
@@ -28,7 +27,7 @@ import type {
   WithdrawCommand,
 } from './commands.ts';
 import type { SequencerKey } from './ledger-key.ts';
-import { depositView, holdView, transferView, withdrawalView } from './views.ts';
+import { depositView, holdView, withdrawalView } from './views.ts';
 
 /** What the group reads before applying: committed rows, looked up in bulk by the prefetch. */
 export interface GroupBase {
@@ -62,7 +61,6 @@ export class Group {
   readonly idempotency = new Map<string, IdempotencyTable>();
   readonly nonces: IntentNonceTable[] = [];
   readonly receipts: ReceiptTable[] = [];
-  readonly events: EventTable[] = [];
   readonly deposits: DepositTable[] = [];
   readonly withdrawals: WithdrawalTable[] = [];
   readonly outbox: ChainOutboxTable[] = [];
@@ -74,19 +72,17 @@ export class Group {
   readonly #key: SequencerKey;
   readonly #now: Date;
   #seq: bigint;
-  #eventId: bigint;
 
-  constructor(base: GroupBase, counters: { seq: bigint; eventId: bigint }, key: SequencerKey, now: Date) {
+  constructor(base: GroupBase, seq: bigint, key: SequencerKey, now: Date) {
     this.#base = base;
-    this.#seq = counters.seq;
-    this.#eventId = counters.eventId;
+    this.#seq = seq;
     this.#key = key;
     this.#now = now;
   }
 
-  /** The next seq and event id after this group commits. */
-  get counters() {
-    return { seq: this.#seq, eventId: this.#eventId };
+  /** The seq after this group's receipts. */
+  get nextSeq(): bigint {
+    return this.#seq;
   }
 
   /** False when every command was refused or changed nothing (an expiry sweep with nothing due). */
@@ -144,7 +140,9 @@ export class Group {
         key: claim.key,
         operation: command.kind,
         request_hash: claim.requestHash,
-        result,
+        // A pay keeps only its seq: the receipt is in the receipts table already, and storing it twice would
+        // double what each pay writes. The route puts the receipt back on a replay.
+        result: command.kind === 'pay' ? { seq: (result as { seq: number }).seq } : result,
         created_at: this.#now,
       });
     }
@@ -378,8 +376,6 @@ export class Group {
       leaf_hash: leafHash(bytes),
     };
     this.receipts.push(row);
-    this.events.push({ id: this.#eventId, type: 'transfer', payload: transferView(row), at: this.#now });
-    this.#eventId += 1n;
     if (micros > this.largestMicros) this.largestMicros = micros;
     return receipt;
   }

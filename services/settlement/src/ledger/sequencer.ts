@@ -9,7 +9,7 @@ import type { AccountTable, SettlementSchema } from '../db/schema.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { Group } from './group.ts';
-import { loadGroupBase, writeGroup } from './group-store.ts';
+import { isIdempotencyConflict, loadGroupBase, RecentIdempotency, writeGroup } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
 import type { LogView } from './log-view.ts';
 import { batchView } from './views.ts';
@@ -30,7 +30,9 @@ export interface SequencerOptions {
   takeoverPollMs: number;
   /** How often the sequencer returns expired holds and checks the window's age. */
   tickMs: number;
-  /** Called after each commit that wrote stream events (this process's readers catch up at once). */
+  /** Idempotency records kept in memory to answer retries without a read (default 100,000). */
+  recentIdempotencyKeys?: number;
+  /** Called after each commit that adds to the event log (this process's stream readers catch up at once). */
   onCommitted?: () => void;
 }
 
@@ -39,6 +41,20 @@ export type SequencerRole = 'standby' | 'sequencer' | 'stopped';
 interface Pending {
   command: Command;
   resolve: (outcome: CommandOutcome) => void;
+}
+
+/** A group applied in memory, with each caller's outcome, ready to write. */
+interface Prepared {
+  group: Group;
+  pending: Pending[];
+  outcomes: CommandOutcome[];
+}
+
+/** A group whose write is under way: `written` resolves to the error, or undefined once committed. */
+interface InFlight extends Prepared {
+  written: Promise<unknown>;
+  /** The seq the group starts at: where the next attempt starts again if the write is refused. */
+  firstSeq: bigint;
 }
 
 /** Commands waiting beyond this answer 503 at once: a queue that cannot drain only adds latency. */
@@ -61,15 +77,19 @@ export class Sequencer {
   readonly #options: SequencerOptions;
   readonly #queue: Pending[] = [];
   readonly #accounts = new Map<string, AccountTable>();
+  readonly #recentIdempotency: RecentIdempotency;
+  /** Commands still to apply with their idempotency keys read from the database (after a guard refusal). */
+  #verifyIdempotency = 0;
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
   #seq = 1n;
-  #eventId = 1n;
+  #committedSize = 0;
   #window: WindowState = { lastBatchNumber: 0n, closedSize: 0, openedAt: null };
 
   constructor(options: SequencerOptions) {
     this.#options = options;
+    this.#recentIdempotency = new RecentIdempotency(options.recentIdempotencyKeys);
   }
 
   get role(): SequencerRole {
@@ -78,7 +98,7 @@ export class Sequencer {
 
   /** The log size of everything committed so far (meaningful on the sequencer). */
   get committedSize(): number {
-    return Number(this.#seq - 1n);
+    return this.#committedSize;
   }
 
   start(): void {
@@ -143,12 +163,8 @@ export class Sequencer {
       .selectFrom('receipts')
       .select((eb) => eb.fn.max('seq').as('seq'))
       .executeTakeFirst();
-    const maxEvent = await db
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
     this.#seq = BigInt(maxSeq?.seq ?? 0n) + 1n;
-    this.#eventId = BigInt(maxEvent?.id ?? 0n) + 1n;
+    this.#committedSize = Number(this.#seq - 1n);
     await log.ensure(db, this.committedSize);
     this.#window = await readWindowState(db);
     this.#accounts.clear();
@@ -157,25 +173,53 @@ export class Sequencer {
     // Ends the tick loop when this instance stops leading, even if the process goes on as a standby.
     const leadership = new AbortController();
     const ticker = this.#tick(AbortSignal.any([this.#stop.signal, leadership.signal]));
+    // The group being written. The next group is read and applied while it commits (the JavaScript work and
+    // the database round trip overlap), then waits for it: callers still hear back in order, after their commit.
+    let writing: InFlight | undefined;
+    let prepared: Prepared | undefined;
     try {
       while (!this.#stop.signal.aborted) {
         const next = this.#queue[0];
-        if (!next) {
-          await new Promise<void>((resolve) => {
-            this.#wake = resolve;
-          });
-          this.#wake = undefined;
-          continue;
-        }
-        if (next.command.kind === 'close') {
+        if (!next || next.command.kind === 'close') {
+          if (writing) {
+            await this.#finish(db, writing);
+            writing = undefined;
+            continue;
+          }
+          if (!next) {
+            await new Promise<void>((resolve) => {
+              this.#wake = resolve;
+            });
+            this.#wake = undefined;
+            continue;
+          }
           this.#queue.shift();
-          next.resolve(await this.#settle(db, next.command));
+          next.resolve(await this.#settle(db, next.command as CloseCommand));
           continue;
         }
-        await this.#commitGroup(db, this.#takeGroup());
+        prepared = await this.#prepare(this.#takeGroup(), writing);
+        const committed = writing ? await this.#finish(db, writing, prepared) : true;
+        writing = undefined;
+        if (!committed) {
+          prepared = undefined;
+          continue;
+        }
+        // Answers wait for the group before them even when there is nothing to write: an idempotent replay
+        // of a command in that group must not overtake its commit.
+        if (prepared.group.hasWrites) writing = this.#write(db, prepared);
+        else this.#answer(prepared);
+        prepared = undefined;
       }
+      if (writing) await this.#finish(db, writing);
+    } catch (error) {
+      if (writing) this.#fail(writing.pending);
+      if (prepared) this.#fail(prepared.pending);
+      throw error;
     } finally {
       this.#role = this.#stop.signal.aborted ? 'stopped' : 'standby';
+      this.#accounts.clear();
+      this.#recentIdempotency.clear();
+      this.#verifyIdempotency = 0;
       for (const pending of this.#queue.splice(0)) pending.resolve({ ok: false, error: standbyError() });
       this.#wake = undefined;
       leadership.abort();
@@ -194,21 +238,24 @@ export class Sequencer {
     return group;
   }
 
-  async #commitGroup(db: Db, pending: Array<Pending & { command: MovementCommand }>): Promise<void> {
-    const { clock, key } = this.#options;
+  /** Reads what the commands touch (through the pool, as the group being written will leave it) and applies them in memory. */
+  async #prepare(pending: Array<Pending & { command: MovementCommand }>, writing?: InFlight): Promise<Prepared> {
+    const { clock, key, database } = this.#options;
     const now = clock.now();
     if (this.#accounts.size > maxCachedAccounts) this.#accounts.clear();
-    let group: Group;
-    let outcomes: CommandOutcome[];
     try {
+      const readIdempotency = this.#verifyIdempotency > 0;
+      this.#verifyIdempotency = Math.max(0, this.#verifyIdempotency - pending.length);
+      const caches = { accounts: this.#accounts, idempotency: this.#recentIdempotency, readIdempotency };
       const base = await loadGroupBase(
-        db,
+        database.db,
         pending.map((p) => p.command),
-        this.#accounts,
+        caches,
+        writing?.group,
         now,
       );
-      group = new Group(base, { seq: this.#seq, eventId: this.#eventId }, key, now);
-      outcomes = pending.map(({ command }) => {
+      const group = new Group(base, this.#seq, key, now);
+      const outcomes = pending.map(({ command }): CommandOutcome => {
         try {
           return { ok: true, data: group.apply(command) };
         } catch (error) {
@@ -216,24 +263,63 @@ export class Sequencer {
           throw error;
         }
       });
-      if (group.hasWrites) await db.transaction().execute((trx) => writeGroup(trx, group));
+      return { group, pending, outcomes };
     } catch (error) {
-      // Not known to be durable: nobody hears "ok". A retry with the same idempotency_key returns the
-      // original result if the commit did land. Step down so the next leader starts from the database.
-      this.#accounts.clear();
-      const failure = new ServiceError('unavailable', 'the write could not be confirmed; retry with the same idempotency_key', { retryable: true });
-      for (const p of pending) p.resolve({ ok: false, error: failure });
+      this.#fail(pending);
       throw error;
     }
-    this.#afterCommit(group);
-    for (let i = 0; i < pending.length; i++) pending[i]?.resolve(outcomes[i] as CommandOutcome);
-    await this.#closeIfDue(db, group);
+  }
+
+  #write(db: Db, prepared: Prepared): InFlight {
+    const firstSeq = this.#seq;
+    this.#seq = prepared.group.nextSeq;
+    const written = writeGroup(db, prepared.group).then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('write failed'),
+    );
+    return { ...prepared, written, firstSeq };
+  }
+
+  /**
+   * Waits for a group's commit, then answers its callers and closes the window if it is due. A failed commit
+   * is not known to be durable: nobody hears "ok" (a retry with the same idempotency_key returns the original
+   * result if it did land), and the writer steps down so the next leader starts from the database.
+   */
+  /**
+   * Waits for a group's commit, answers its callers and closes the window if due. Returns false when the write
+   * was refused by the idempotency guard: then nothing of it landed, and its commands and those of the group
+   * prepared on top of it go back to the front of the queue, to be applied again with their keys read first.
+   */
+  async #finish(db: Db, inflight: InFlight, next?: Prepared): Promise<boolean> {
+    const error = await inflight.written;
+    if (error && isIdempotencyConflict(error)) {
+      const again = [...inflight.pending, ...(next?.pending ?? [])];
+      this.#queue.unshift(...again);
+      this.#verifyIdempotency = again.length;
+      this.#seq = inflight.firstSeq;
+      return false;
+    }
+    if (error) throw error;
+    this.#afterCommit(inflight.group);
+    this.#answer(inflight);
+    await this.#closeIfDue(db, inflight.group);
+    return true;
+  }
+
+  #answer(prepared: Prepared): void {
+    for (let i = 0; i < prepared.pending.length; i++) prepared.pending[i]?.resolve(prepared.outcomes[i] as CommandOutcome);
+  }
+
+  #fail(pending: readonly Pending[]): void {
+    const failure = new ServiceError('unavailable', 'the write could not be confirmed; retry with the same idempotency_key', { retryable: true });
+    for (const p of pending) p.resolve({ ok: false, error: failure });
   }
 
   #afterCommit(group: Group): void {
     const first = group.receipts[0];
     for (const account of group.accounts.values()) this.#accounts.set(account.did, account);
-    ({ seq: this.#seq, eventId: this.#eventId } = group.counters);
+    this.#recentIdempotency.remember(group.idempotency);
+    this.#committedSize = Number(group.nextSeq - 1n);
     if (first) {
       this.#options.log.appendFrom(
         Number(first.seq),
@@ -241,7 +327,7 @@ export class Sequencer {
       );
       this.#window.openedAt ??= first.at;
     }
-    if (group.events.length > 0) this.#options.onCommitted?.();
+    if (first) this.#options.onCommitted?.();
   }
 
   async #closeIfDue(db: Db, group: Group): Promise<void> {
@@ -253,9 +339,8 @@ export class Sequencer {
   async #settle(db: Db, command: CloseCommand): Promise<CommandOutcome> {
     const { clock, key, log, chain } = this.#options;
     try {
-      const closed = await closeWindow({ db, log, key, chain, now: clock.now(), eventId: this.#eventId }, this.#window, this.committedSize, command.reason);
+      const closed = await closeWindow({ db, log, key, chain, now: clock.now() }, this.#window, this.committedSize, command.reason);
       if (!closed) return { ok: true, data: { closed: false, batch: null } };
-      this.#eventId += 1n;
       this.#window = { lastBatchNumber: closed.row.number, closedSize: Number(closed.row.log_size), openedAt: null };
       this.#options.onCommitted?.();
       const { balance_tree: _dump, ...summary } = closed.row;

@@ -50,8 +50,21 @@ export function registerMovementRoutes(app: ServiceApp, deps: RouteDeps): void {
       const auth = authorise(request, clock, body.intent, 'pay');
       const { to, micros, ref } = transferTerms(body, auth);
       const idempotency = idempotencyClaim(body.idempotency_key, 'pay', { to, amount: micros.toString(), ref });
-      const data = await sequencer.submit({ kind: 'pay', from: auth.did, to, micros, ref, idempotency, nonce: auth.via === 'intent' ? auth.nonce : undefined });
-      return { ok: true as const, data };
+      const data = (await sequencer.submit({
+        kind: 'pay',
+        from: auth.did,
+        to,
+        micros,
+        ref,
+        idempotency,
+        nonce: auth.via === 'intent' ? auth.nonce : undefined,
+      })) as {
+        seq: number;
+        receipt?: unknown;
+      };
+      // A replay answers from the idempotency record, which keeps the seq only; the receipt is read back.
+      const receipt = data.receipt ?? (await deps.reads.receipt(data.seq))?.receipt;
+      return { ok: true as const, data: { seq: data.seq, receipt } };
     },
   });
 

@@ -1,7 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
-import { type EventLogDb, eventsChannel, headId, readAfter, type StoredEvent } from './event-log.ts';
+import { type EventSource, eventsChannel, type StoredEvent } from './event-log.ts';
 
 /** Where a subscriber's SSE text goes. The route passes the raw HTTP response, which fits as it is. */
 export interface SseSink {
@@ -25,7 +25,8 @@ export interface Subscription {
 export type Listen = (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
 
 export interface EventHubOptions {
-  db: EventLogDb;
+  /** The ordered log: the ledger's receipts and batches (ledgerEvents). */
+  source: EventSource;
   clock: Clock;
   logger: Logger;
   /** Interval of the `: heartbeat` comment, which keeps proxies from closing a quiet stream. Default 15 s. */
@@ -68,7 +69,7 @@ export function sseFrame(event: StoredEvent): string {
  * @example const hub = new EventHub({ db, clock, logger }); await hub.start(database.listen)
  */
 export class EventHub {
-  readonly #db: EventLogDb;
+  readonly #source: EventSource;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #heartbeatMs: number;
@@ -87,7 +88,7 @@ export class EventHub {
   #unlisten: (() => Promise<void>) | undefined;
 
   constructor(options: EventHubOptions) {
-    this.#db = options.db;
+    this.#source = options.source;
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#heartbeatMs = options.heartbeatMs ?? 15_000;
@@ -108,7 +109,7 @@ export class EventHub {
   async start(listen: Listen): Promise<void> {
     // Listen before reading the head, so an event committed in between is either in the head or announced.
     this.#unlisten = await listen(eventsChannel, () => void this.notify());
-    this.#head = await headId(this.#db);
+    this.#head = await this.#source.headId();
     this.#started = true;
     this.#heartbeats = this.#heartbeatLoop();
     // A notification that came while the head was being read was ignored: look once more.
@@ -182,7 +183,7 @@ export class EventHub {
 
   async #readNew(): Promise<void> {
     for (;;) {
-      const events = await readAfter(this.#db, this.#head, this.#pageSize);
+      const events = await this.#source.readAfter(this.#head, this.#pageSize);
       if (this.#stopping.signal.aborted) return;
       this.#fanOut(events);
       if (events.length < this.#pageSize) return;
@@ -217,7 +218,7 @@ export class EventHub {
           subscriber.live = true;
           return;
         }
-        const events = await readAfter(this.#db, subscriber.cursor, this.#pageSize);
+        const events = await this.#source.readAfter(subscriber.cursor, this.#pageSize);
         const last = events.at(-1);
         if (subscriber.gone.signal.aborted) return;
         if (!last) {

@@ -1,21 +1,6 @@
-import type { ColumnType, Kysely } from 'kysely';
-
-/**
- * The ordered event log the ledger appends to in the same transaction as the movements it describes.
- * Rows never change once written, hence `never` as the update type. The payload is inserted as JSON text
- * (`JSON.stringify(payload)`): node-postgres would turn a JS array into a PostgreSQL array, not jsonb.
- */
-export interface EventsTable {
-  /** 1, 2, 3, … strictly increasing and gap-free, assigned by the single writer; int8, so a bigint when read. */
-  id: ColumnType<bigint, bigint, never>;
-  /** 'transfer' or 'anchor'. */
-  type: ColumnType<string, string, never>;
-  payload: ColumnType<unknown, string, never>;
-  at: ColumnType<Date, Date | string, never>;
-}
-
-/** Any Kysely whose schema includes `events`: the service passes its own. */
-export type EventLogDb = Kysely<{ events: EventsTable }>;
+import type { Kysely } from 'kysely';
+import type { SettlementSchema } from '../db/schema.ts';
+import { batchView, transferView } from '../ledger/views.ts';
 
 export interface StoredEvent {
   id: bigint;
@@ -24,21 +9,73 @@ export interface StoredEvent {
   at: Date;
 }
 
+/** Where the hub reads the ordered log: events above an id, oldest first, and the current end. */
+export interface EventSource {
+  readAfter(afterId: bigint, limit: number): Promise<StoredEvent[]>;
+  headId(): Promise<bigint>;
+}
+
 /** The channel the writer NOTIFYs after commit; the payload is the highest id written, as decimal text. */
 export const eventsChannel = 'settlement_events';
 
 /**
- * Up to `limit` events with an id above `afterId`, oldest first. Because the single writer commits ids in order
- * and without gaps, reading "above the last id seen" never skips an event.
- *
- * @example const page = await readAfter(db, 41n, 500) // events 42, 43, … up to 541
+ * The ledger's event log is its receipts and batches, read in one order: the transfer event of receipt `seq`
+ * has id `2·seq`, the anchor event of a batch ending at log size `L` has id `2·L + 1`, so an anchor follows
+ * the last receipt it covers and precedes the next. Deriving the log instead of storing a copy of every
+ * receipt halves what each pay writes, and ids still only grow, which is all Last-Event-ID needs.
  */
-export async function readAfter(db: EventLogDb, afterId: bigint, limit: number): Promise<StoredEvent[]> {
-  return db.selectFrom('events').select(['id', 'type', 'payload', 'at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+export function ledgerEvents(db: Kysely<SettlementSchema>, chain: { chainId: number; anchorAddress: string | null }): EventSource {
+  return {
+    async readAfter(afterId, limit) {
+      // transfer 2s > afterId  ⇔  s ≥ ⌊afterId/2⌋ + 1;   anchor 2L+1 > afterId  ⇔  L ≥ ⌊(afterId+1)/2⌋
+      const [receipts, batches] = await Promise.all([
+        db
+          .selectFrom('receipts')
+          .select(['seq', 'kind', 'from_did', 'to_did', 'amount', 'ref', 'hold_id', 'at'])
+          .where('seq', '>=', afterId / 2n + 1n)
+          .orderBy('seq')
+          .limit(limit)
+          .execute(),
+        db
+          .selectFrom('batches')
+          .select([
+            'id',
+            'number',
+            'first_seq',
+            'last_seq',
+            'opened_at',
+            'closed_at',
+            'reason',
+            'log_size',
+            'log_root',
+            'balance_root',
+            'account_count',
+            'checkpoint',
+            'anchor_status',
+            'anchor_tx_hash',
+            'anchor_block',
+          ])
+          .where('log_size', '>=', (afterId + 1n) / 2n)
+          .orderBy('log_size')
+          .limit(limit)
+          .execute(),
+      ]);
+      const events: StoredEvent[] = [
+        ...receipts.map((row) => ({ id: row.seq * 2n, type: 'transfer', payload: transferView(row), at: row.at })),
+        ...batches.map((row) => ({ id: row.log_size * 2n + 1n, type: 'anchor', payload: batchView(row, chain), at: row.closed_at })),
+      ];
+      return events.sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, limit);
+    },
+    async headId() {
+      const seq = await db.selectFrom('receipts').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+      const size = await db.selectFrom('batches').select('log_size').orderBy('log_size', 'desc').limit(1).executeTakeFirst();
+      const transfer = (seq?.seq ?? 0n) * 2n;
+      const anchor = size ? size.log_size * 2n + 1n : 0n;
+      return transfer > anchor ? transfer : anchor;
+    },
+  };
 }
 
-/** The highest id written so far, or 0n for an empty log (one step back along the primary key). */
-export async function headId(db: EventLogDb): Promise<bigint> {
-  const row = await db.selectFrom('events').select('id').orderBy('id', 'desc').limit(1).executeTakeFirst();
-  return row?.id ?? 0n;
-}
+/** The event id of a receipt's transfer event and of a batch's anchor event (see ledgerEvents). */
+export const transferEventId = (seq: bigint) => seq * 2n;
+export const anchorEventId = (logSize: bigint) => logSize * 2n + 1n;

@@ -2,12 +2,12 @@ import { uuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
 import { buildBalanceTree } from '../balances/balance-tree.ts';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
-import type { BatchTable, EventTable, SettlementSchema } from '../db/schema.ts';
-import { writeOutboxAndEvents } from '../ledger/group-store.ts';
+import type { BatchTable, SettlementSchema } from '../db/schema.ts';
+import { writeRows } from '../ledger/group-store.ts';
 import type { SequencerKey } from '../ledger/ledger-key.ts';
 import type { LogView } from '../ledger/log-view.ts';
-import { type BatchView, batchView } from '../ledger/views.ts';
 import { signCheckpoint } from '../receipts/checkpoint.ts';
+import { anchorEventId } from '../stream/event-log.ts';
 
 /** Where the last batch left the log; the open window is everything after it. */
 export interface WindowState {
@@ -24,8 +24,6 @@ export interface CloseDeps {
   key: SequencerKey;
   chain: SettlementChain;
   now: Date;
-  /** The next event id; the anchor event takes it. */
-  eventId: bigint;
 }
 
 export async function readWindowState(db: Kysely<SettlementSchema>): Promise<WindowState> {
@@ -41,19 +39,14 @@ export async function readWindowState(db: Kysely<SettlementSchema>): Promise<Win
 
 /**
  * Closes the open window into a batch: the signed checkpoint of the receipt log at `logSize`, the balance
- * tree over every account, and the anchor the chain would receive, all in one transaction with the anchor
+ * tree over every account, and the anchor the chain would receive, all in one statement with the anchor
  * stream event. Runs on the single writer between groups, so the accounts it reads are exactly the state
  * after receipt `logSize`. Returns undefined when the window is empty: no empty batches.
  *
  * A leaf's amount is balance + held: what the account could take out through the vault's forced
  * withdrawal if the sequencer vanished (its own open holds return to it), so the leaves add up to supply.
  */
-export async function closeWindow(
-  deps: CloseDeps,
-  state: WindowState,
-  logSize: number,
-  reason: string,
-): Promise<{ row: BatchTable; event: EventTable } | undefined> {
+export async function closeWindow(deps: CloseDeps, state: WindowState, logSize: number, reason: string): Promise<{ row: BatchTable } | undefined> {
   if (logSize <= state.closedSize || state.openedAt === null) return undefined;
   await deps.log.ensure(deps.db, logSize);
   const rootHash = deps.log.cache.root(logSize);
@@ -78,9 +71,6 @@ export async function closeWindow(
     anchor_tx_hash: null,
     anchor_block: null,
   };
-  const { balance_tree: _dump, ...summary } = row;
-  const view: BatchView = batchView(summary, deps.chain);
-  const event: EventTable = { id: deps.eventId, type: 'anchor', payload: view, at: deps.now };
   const anchor = {
     id: uuidv7(deps.now.getTime()),
     kind: 'anchor',
@@ -95,12 +85,6 @@ export async function closeWindow(
     status: 'recorded',
     created_at: deps.now,
   };
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('batches')
-      .values({ ...row, balance_tree: JSON.stringify(row.balance_tree) })
-      .execute();
-    await writeOutboxAndEvents(trx, [anchor], [event]);
-  });
-  return { row, event };
+  await writeRows(deps.db, { batches: [row], chain_outbox: [anchor] }, anchorEventId(row.log_size));
+  return { row };
 }
