@@ -12,6 +12,7 @@ import {
   balanceLeafTag,
   buildBalanceTree,
   loadBalanceTree,
+  newLeafMemo,
   verifyBalanceProof,
 } from './balance-tree.ts';
 
@@ -84,6 +85,26 @@ describe('balance tree: fixed vectors', () => {
 });
 
 describe('balance tree: agrees with @openzeppelin/merkle-tree', () => {
+  it('a memo carried across builds changes nothing in the result, also after balances move', () => {
+    const memo = newLeafMemo();
+    const set = accounts(40);
+    assert.deepEqual(buildBalanceTree(set, memo).dump(), buildBalanceTree(set).dump());
+    const moved = set.map((entry, index) => (index % 3 === 0 ? { ...entry, micros: entry.micros + 7n } : entry));
+    assert.deepEqual(buildBalanceTree(moved, memo).dump(), buildBalanceTree(moved).dump());
+    assert.notEqual(buildBalanceTree(moved, memo).root, buildBalanceTree(set).root);
+  });
+  for (const n of [1, 2, 3, 7, 16, 17, 100, 257]) {
+    it(`${n} accounts: the dump is byte for byte what StandardMerkleTree.of builds from the same values`, () => {
+      const tree = buildBalanceTree(accounts(n));
+      const dump = tree.dump();
+      const oz = StandardMerkleTree.of(
+        dump.values.map((entry) => entry.value),
+        [...balanceLeafEncoding],
+        { sortLeaves: true },
+      );
+      assert.deepEqual(dump, oz.dump());
+    });
+  }
   for (const n of [1, 2, 3, 4, 5, 8, 13, 32, 33]) {
     it(`${n} accounts: every proof verifies by hand and with StandardMerkleTree.verify; leaf hashes agree`, () => {
       const set = accounts(n);

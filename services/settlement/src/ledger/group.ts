@@ -1,4 +1,3 @@
-import { sign } from 'node:crypto';
 import { ServiceError } from '@platform/kit/errors';
 import { uuidv7 } from '@platform/kit/ids';
 import { formatAmount, maxAmountMicros } from '@platform/kit/money';
@@ -67,6 +66,8 @@ export class Group {
   /** Largest single movement: a large one closes the window at once. */
   largestMicros = 0n;
   readonly #consumedNonces = new Set<string>();
+  /** Receipts issued but not yet signed: signWith fills the signature into the receipt and its row. */
+  readonly #unsigned: Array<{ bytes: Buffer; receipt: SignedReceipt; row: ReceiptTable }> = [];
   readonly #newDeposits = new Map<string, DepositTable>();
   readonly #base: GroupBase;
   readonly #key: SequencerKey;
@@ -83,6 +84,17 @@ export class Group {
   /** The seq after this group's receipts. */
   get nextSeq(): bigint {
     return this.#seq;
+  }
+
+  /** Signs every receipt the group issued, in one call (the sequencer passes its crypto worker). */
+  async signWith(sign: (messages: readonly Uint8Array[]) => Promise<string[]>): Promise<void> {
+    const signatures = await sign(this.#unsigned.map((entry) => entry.bytes));
+    this.#unsigned.forEach((entry, index) => {
+      const signature = signatures[index] as string;
+      entry.receipt.signature = signature;
+      entry.row.signature = signature;
+    });
+    this.#unsigned.length = 0;
   }
 
   /** False when every command was refused or changed nothing (an expiry sweep with nothing due). */
@@ -358,11 +370,10 @@ export class Group {
       at: this.#now.toISOString(),
       sequencer: this.#key.publicKeyHex,
     };
-    // Signed and hashed into the log as the same bytes, built once. signReceipt would re-validate every field; here
-    // each comes from checked input, and receipt.test.ts holds verifyReceipt to these bytes.
+    // Signed (later, by signWith) and hashed into the log as the same bytes, built once. signReceipt would
+    // re-validate every field; here each comes from checked input, and the tests verify every receipt.
     const bytes = receiptBytes(unsigned);
-    const signature = sign(null, bytes, this.#key.privateKey).toString('hex');
-    const receipt: SignedReceipt = { ...unsigned, signature };
+    const receipt: SignedReceipt = { ...unsigned, signature: '' };
     const row: ReceiptTable = {
       seq,
       kind,
@@ -372,10 +383,11 @@ export class Group {
       ref,
       hold_id: holdId,
       at: this.#now,
-      signature,
+      signature: '',
       leaf_hash: leafHash(bytes),
     };
     this.receipts.push(row);
+    this.#unsigned.push({ bytes, receipt, row });
     if (micros > this.largestMicros) this.largestMicros = micros;
     return receipt;
   }

@@ -8,6 +8,7 @@ import type { WindowSettings } from '../config.ts';
 import type { AccountTable, SettlementSchema } from '../db/schema.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
+import { CryptoWorker } from './crypto-worker.ts';
 import { Group } from './group.ts';
 import { isIdempotencyConflict, loadGroupBase, RecentIdempotency, writeGroup } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
@@ -78,6 +79,8 @@ export class Sequencer {
   readonly #queue: Pending[] = [];
   readonly #accounts = new Map<string, AccountTable>();
   readonly #recentIdempotency: RecentIdempotency;
+  /** Signs receipts and builds balance trees off the request thread. */
+  readonly #crypto: CryptoWorker;
   /** Commands still to apply with their idempotency keys read from the database (after a guard refusal). */
   #verifyIdempotency = 0;
   readonly #stop = new AbortController();
@@ -86,10 +89,14 @@ export class Sequencer {
   #seq = 1n;
   #committedSize = 0;
   #window: WindowState = { lastBatchNumber: 0n, closedSize: 0, openedAt: null };
+  /** The batch being written in the background, and why the last one failed if it did. */
+  #batchWriting: Promise<void> = Promise.resolve();
+  #batchFailure: Error | undefined;
 
   constructor(options: SequencerOptions) {
     this.#options = options;
     this.#recentIdempotency = new RecentIdempotency(options.recentIdempotencyKeys);
+    this.#crypto = new CryptoWorker(options.key.privateKey);
   }
 
   get role(): SequencerRole {
@@ -110,6 +117,7 @@ export class Sequencer {
     this.#wake?.();
     await this.#running;
     this.#role = 'stopped';
+    await this.#crypto.close();
   }
 
   /** Queues a command for the writer; resolves with its result after commit, or throws its ServiceError. */
@@ -179,6 +187,7 @@ export class Sequencer {
     let prepared: Prepared | undefined;
     try {
       while (!this.#stop.signal.aborted) {
+        if (this.#batchFailure) throw this.#batchFailure;
         const next = this.#queue[0];
         if (!next || next.command.kind === 'close') {
           if (writing) {
@@ -224,6 +233,8 @@ export class Sequencer {
       this.#wake = undefined;
       leadership.abort();
       await ticker;
+      await this.#batchWriting;
+      this.#batchFailure = undefined;
     }
   }
 
@@ -263,6 +274,7 @@ export class Sequencer {
           throw error;
         }
       });
+      await group.signWith((messages) => this.#crypto.sign(messages));
       return { group, pending, outcomes };
     } catch (error) {
       this.#fail(pending);
@@ -336,17 +348,31 @@ export class Sequencer {
       await this.#settle(db, { kind: 'close', reason: 'amount' });
   }
 
+  /**
+   * Closes the open window. Batches are written one at a time, each finishing in the background while groups
+   * go on; `POST /v1/settle` waits for its batch to be written. A batch that fails to be written steps the
+   * writer down (the loop checks), and the next leader reopens the window from the last batch in the database.
+   */
   async #settle(db: Db, command: CloseCommand): Promise<CommandOutcome> {
-    const { clock, key, log, chain } = this.#options;
+    const { clock, key, log, chain, logger } = this.#options;
     try {
-      const closed = await closeWindow({ db, log, key, chain, now: clock.now() }, this.#window, this.committedSize, command.reason);
-      if (!closed) return { ok: true, data: { closed: false, batch: null } };
-      this.#window = { lastBatchNumber: closed.row.number, closedSize: Number(closed.row.log_size), openedAt: null };
-      this.#options.onCommitted?.();
-      const { balance_tree: _dump, ...summary } = closed.row;
+      await this.#batchWriting;
+      if (this.#batchFailure) throw this.#batchFailure;
+      const started = await closeWindow({ db, log, key, chain, now: clock.now(), crypto: this.#crypto }, this.#window, this.committedSize, command.reason);
+      if (!started) return { ok: true, data: { closed: false, batch: null } };
+      this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
+      this.#batchWriting = started.written.then(
+        () => this.#options.onCommitted?.(),
+        (error: unknown) => {
+          logger.error({ err: error }, 'writing a batch failed');
+          this.#batchFailure ??= error instanceof Error ? error : new Error(String(error));
+        },
+      );
+      if (command.reason !== 'settle') return { ok: true, data: { closed: true } };
+      const { balance_tree: _dump, ...summary } = await started.written;
       return { ok: true, data: { closed: true, batch: batchView(summary, chain) } };
     } catch (error) {
-      this.#options.logger.error({ err: error }, 'closing the window failed');
+      logger.error({ err: error }, 'closing the window failed');
       return { ok: false, error: new ServiceError('unavailable', 'the window could not be closed; retry shortly', { retryable: true }) };
     }
   }

@@ -1,0 +1,43 @@
+import { type KeyObject, sign } from 'node:crypto';
+import { parentPort } from 'node:worker_threads';
+import { buildBalanceTree, newLeafMemo } from '../balances/balance-tree.ts';
+
+/** The far side of CryptoWorker: signs receipt bytes and builds balance trees, off the request thread. */
+
+export type CryptoRequest =
+  | { id: number; op: 'key'; privateKey: KeyObject }
+  | { id: number; op: 'sign'; messages: Uint8Array[] }
+  | { id: number; op: 'tree'; balances: Array<{ did: string; micros: bigint }> };
+
+export type CryptoReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+let privateKey: KeyObject | undefined;
+/** Kept across closes: only accounts whose balance moved are hashed again. */
+const memo = newLeafMemo();
+
+function run(request: CryptoRequest): unknown {
+  switch (request.op) {
+    case 'key':
+      privateKey = request.privateKey;
+      return null;
+    case 'sign': {
+      const key = privateKey;
+      if (!key) throw new Error('no signing key yet');
+      return request.messages.map((message) => sign(null, message, key).toString('hex'));
+    }
+    case 'tree': {
+      const tree = buildBalanceTree(request.balances, memo);
+      return { root: tree.root, size: tree.size, dump: tree.dump() };
+    }
+  }
+}
+
+parentPort?.on('message', (request: CryptoRequest) => {
+  let reply: CryptoReply;
+  try {
+    reply = { id: request.id, ok: true, value: run(request) };
+  } catch (error) {
+    reply = { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+  parentPort?.postMessage(reply);
+});
