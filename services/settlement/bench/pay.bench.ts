@@ -6,7 +6,7 @@
  * Usage: npm run bench -w services/settlement
  *   BENCH_DATABASE_URL  admin URL (default postgres://postgres@127.0.0.1:5432/postgres); a temp database is made beside it
  *   BENCH_SECONDS       length of each measured run (default 10)
- *   BENCH_CONCURRENCY   pays in flight per throughput run (default 64,128,256)
+ *   BENCH_CONCURRENCY   pays in flight per throughput run (default 64,256,512)
  *   BENCH_PGBENCH_CLIENTS  pgbench client counts (default 16,32,64)
  *   BENCH_PROFILE       a folder: the service runs with --cpu-prof and writes its .cpuprofile there on stop
  */
@@ -25,7 +25,7 @@ import { type SettlementProcess, startSettlementProcess } from './settlement-pro
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const concurrencies = (process.env.BENCH_CONCURRENCY ?? '64,128,256').split(',').map(Number);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '64,256,512').split(',').map(Number);
 const pgbenchClients = (process.env.BENCH_PGBENCH_CLIENTS ?? '16,32,64').split(',').map(Number);
 const fixedRate = 1_000;
 const warmUpMs = 2_000;
