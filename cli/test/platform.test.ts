@@ -127,7 +127,11 @@ test('under platform up each service gets its own port and folder from <SERVICE>
     [serviceEnv(env, 'settlement').PORT, serviceEnv(env, 'settlement').DATA_DIR, serviceEnv(env, 'settlement').LOG_LEVEL],
     ['9197', join('/srv/platform', 'settlement'), 'warn'],
   );
-  assert.deepEqual([serviceEnv(env, 'scheduler').PORT, serviceEnv(env, 'scheduler').DATA_DIR], [undefined, '/var/alarms'], 'a shared PORT would collide, so it is dropped');
+  assert.deepEqual(
+    [serviceEnv(env, 'scheduler').PORT, serviceEnv(env, 'scheduler').DATA_DIR],
+    [undefined, '/var/alarms'],
+    'a shared PORT would collide, so it is dropped',
+  );
   assert.equal(serviceEnv({ PORT: '0' }, 'scheduler').PORT, '0', 'PORT=0 is a free port for everyone');
   assert.equal(serviceEnv({}, 'scheduler').DATA_DIR, undefined);
 });
