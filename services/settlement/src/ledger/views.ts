@@ -91,19 +91,7 @@ export function transferView(row: Pick<ReceiptTable, 'seq' | 'kind' | 'from_did'
 
 /** The signed receipt rebuilt from its row: the same ten fields it was signed over, plus the signature. */
 export function signedReceiptOf(row: ReceiptTable, sequencer: string): SignedReceipt {
-  return {
-    v: 1,
-    seq: Number(row.seq),
-    kind: row.kind,
-    from: row.from_did,
-    to: row.to_did,
-    amount: formatAmount(row.amount),
-    ref: row.ref,
-    hold_id: row.hold_id,
-    at: row.at.toISOString(),
-    sequencer,
-    signature: row.signature,
-  };
+  return { v: 1, ...transferView(row), sequencer, signature: row.signature };
 }
 
 export interface WithdrawalView {
@@ -155,6 +143,25 @@ export function depositView(row: DepositTable): DepositView {
     created_at: row.created_at.toISOString(),
   };
 }
+
+/** The columns of a batch without its balance-tree dump (large; read only for proofs). */
+export const batchSummaryColumns = [
+  'id',
+  'number',
+  'first_seq',
+  'last_seq',
+  'opened_at',
+  'closed_at',
+  'reason',
+  'log_size',
+  'log_root',
+  'balance_root',
+  'account_count',
+  'checkpoint',
+  'anchor_status',
+  'anchor_tx_hash',
+  'anchor_block',
+] as const;
 
 /** A batch without its balance-tree dump (large; proofs are served by their own route). */
 export interface BatchView {

@@ -6,29 +6,12 @@ import { type BalanceTree, loadBalanceTree } from '../balances/balance-tree.ts';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { BatchTable, SettlementSchema } from '../db/schema.ts';
 import type { LogView } from '../ledger/log-view.ts';
-import { type AccountView, accountView, batchView, holdView, signedReceiptOf, transferView } from '../ledger/views.ts';
+import { type AccountView, accountView, batchSummaryColumns, batchView, holdView, signedReceiptOf, transferView } from '../ledger/views.ts';
 
 type Db = Kysely<SettlementSchema>;
 type BatchSummary = Omit<BatchTable, 'balance_tree'>;
 
 const hex = (bytes: Buffer) => `0x${bytes.toString('hex')}`;
-const summaryColumns = [
-  'id',
-  'number',
-  'first_seq',
-  'last_seq',
-  'opened_at',
-  'closed_at',
-  'reason',
-  'log_size',
-  'log_root',
-  'balance_root',
-  'account_count',
-  'checkpoint',
-  'anchor_status',
-  'anchor_tx_hash',
-  'anchor_block',
-] as const;
 /** Balance trees kept parsed for proofs: the latest batches are the ones asked about. */
 const treeCacheSize = 4;
 
@@ -93,7 +76,7 @@ export class LedgerReads {
     if (!row) return undefined;
     const batch = await this.#db
       .selectFrom('batches')
-      .select(summaryColumns)
+      .select(batchSummaryColumns)
       .where('log_size', '>=', BigInt(seq))
       .orderBy('number')
       .limit(1)
@@ -117,11 +100,11 @@ export class LedgerReads {
   }
 
   async latestBatch(): Promise<BatchSummary | undefined> {
-    return this.#db.selectFrom('batches').select(summaryColumns).orderBy('number', 'desc').limit(1).executeTakeFirst();
+    return this.#db.selectFrom('batches').select(batchSummaryColumns).orderBy('number', 'desc').limit(1).executeTakeFirst();
   }
 
   async batches(query: { limit: number; before?: number | undefined }) {
-    let select = this.#db.selectFrom('batches').select(summaryColumns);
+    let select = this.#db.selectFrom('batches').select(batchSummaryColumns);
     if (query.before !== undefined) select = select.where('number', '<', BigInt(query.before));
     const rows = await select
       .orderBy('number', 'desc')
@@ -132,7 +115,7 @@ export class LedgerReads {
   }
 
   async batch(id: string) {
-    const row = await this.#db.selectFrom('batches').select(summaryColumns).where('id', '=', id).executeTakeFirst();
+    const row = await this.#db.selectFrom('batches').select(batchSummaryColumns).where('id', '=', id).executeTakeFirst();
     return row ? batchView(row, this.#chain) : undefined;
   }
 
@@ -140,7 +123,7 @@ export class LedgerReads {
   async anchor(root: string) {
     const row = await this.#db
       .selectFrom('batches')
-      .select(summaryColumns)
+      .select(batchSummaryColumns)
       .where((eb) => eb.or([eb('log_root', '=', root), eb('balance_root', '=', root)]))
       .orderBy('number')
       .limit(1)

@@ -12,6 +12,14 @@ const Intent = Type.String({
   description: 'base64url of {intent, public_key, signature}: authorises without a token',
 });
 const defaultHoldSeconds = 3600;
+/** Pay and hold: the terms in the body, or a signed intent that carries them. */
+const transferFields = {
+  to: Type.Optional(DidText),
+  amount: Type.Optional(AmountText),
+  ref: Type.Optional(Ref),
+  idempotency_key: Type.Optional(IdempotencyKey),
+  intent: Type.Optional(Intent),
+};
 const swapOutPattern = /^[A-Z][A-Z0-9]{0,11}$/;
 
 /** Payee, amount and ref from the body, or from the signed intent (where given body fields must agree). */
@@ -34,16 +42,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: RouteDeps): void {
   app.post('/v1/pay', {
     schema: {
       description: 'Pay another agent by DID; answers the seq of the signed receipt.',
-      body: Type.Object(
-        {
-          to: Type.Optional(DidText),
-          amount: Type.Optional(AmountText),
-          ref: Type.Optional(Ref),
-          idempotency_key: Type.Optional(IdempotencyKey),
-          intent: Type.Optional(Intent),
-        },
-        { additionalProperties: false },
-      ),
+      body: Type.Object(transferFields, { additionalProperties: false }),
     },
     handler: async (request) => {
       const body = request.body;
@@ -73,12 +72,8 @@ export function registerMovementRoutes(app: ServiceApp, deps: RouteDeps): void {
       description: 'Lock an amount for a beneficiary until it captures, either side releases, or it expires.',
       body: Type.Object(
         {
-          to: Type.Optional(DidText),
-          amount: Type.Optional(AmountText),
+          ...transferFields,
           expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: deps.holdMaxSeconds, description: `Default ${defaultHoldSeconds}` })),
-          ref: Type.Optional(Ref),
-          idempotency_key: Type.Optional(IdempotencyKey),
-          intent: Type.Optional(Intent),
         },
         { additionalProperties: false },
       ),

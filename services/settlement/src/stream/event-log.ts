@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SettlementSchema } from '../db/schema.ts';
-import { batchView, transferView } from '../ledger/views.ts';
+import { batchSummaryColumns, batchView, transferView } from '../ledger/views.ts';
 
 export interface StoredEvent {
   id: bigint;
@@ -38,23 +38,7 @@ export function ledgerEvents(db: Kysely<SettlementSchema>, chain: { chainId: num
           .execute(),
         db
           .selectFrom('batches')
-          .select([
-            'id',
-            'number',
-            'first_seq',
-            'last_seq',
-            'opened_at',
-            'closed_at',
-            'reason',
-            'log_size',
-            'log_root',
-            'balance_root',
-            'account_count',
-            'checkpoint',
-            'anchor_status',
-            'anchor_tx_hash',
-            'anchor_block',
-          ])
+          .select(batchSummaryColumns)
           .where('log_size', '>=', (afterId + 1n) / 2n)
           .orderBy('log_size')
           .limit(limit)
