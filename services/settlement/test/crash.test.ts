@@ -8,6 +8,7 @@ import { generateAgentKey } from '@platform/client/agent-key';
 import { privateKeyFromSeed, publicKeyHex } from '@platform/kit/auth/ed25519';
 import { formatAmount } from '@platform/kit/money';
 import pg from 'pg';
+import type { TransferView } from '../src/ledger/views.ts';
 import { openCheckpoint } from '../src/receipts/checkpoint.ts';
 import { verifyInclusion } from '../src/receipts/merkle-log.ts';
 import type { SignedReceipt } from '../src/receipts/receipt.ts';
@@ -66,16 +67,7 @@ interface Acknowledged extends PayRequest {
   seq: number;
   receipt: SignedReceipt;
 }
-interface Transfer {
-  seq: number;
-  kind: string;
-  from: string | null;
-  to: string | null;
-  amount: string;
-  ref: string;
-  hold_id: string | null;
-  at: string;
-}
+type Transfer = TransferView;
 
 /** One HTTP call; rejects on a connection failure or timeout (the caller cannot know what the server did). */
 async function call(base: string, method: 'GET' | 'POST', path: string, options: { token?: string; body?: unknown } = {}): Promise<Reply> {
