@@ -93,7 +93,5 @@ export function buildApp(deps: AppDeps) {
   registerPublicRoutes(app, { ...routes, key: deps.key, window: deps.window, version: serviceVersion });
   registerOperatorRoutes(app, { ...routes, operatorToken: deps.operatorToken });
   registerStreamRoute(app, { hub: deps.hub });
-  // Open streams never end by themselves: end them first, or closing the server would wait for them forever.
-  app.addHook('preClose', async () => deps.hub.stop());
   return app;
 }
