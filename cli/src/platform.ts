@@ -6,9 +6,10 @@ const usage = `Usage: platform <command>
 Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
   serve <service>  start one service in the foreground (services: ${serviceNames()})
+  mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
   help             show this text
 
-Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL, SCHEDULER_*, SETTLEMENT_*).
+Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL and each service's own).
 Under \`up\`, <SERVICE>_PORT and <SERVICE>_DATA_DIR set one service's port and folder; DATA_DIR is their parent.
 From the repo, \`npm start\` runs \`platform up\` with the pinned Node 24.`;
 
@@ -36,6 +37,9 @@ async function run(args: readonly string[]): Promise<number | undefined> {
     case 'serve':
       if (rest.length !== 1 || rest[0] === undefined) return usageError('serve takes exactly one service name');
       return serve(rest[0]);
+    case 'mcp':
+      if (rest.length !== 1 || rest[0] !== 'contracts') return usageError('mcp takes one service: contracts');
+      return mcp();
     default:
       return usageError(`unknown command "${command}"`);
   }
@@ -56,6 +60,21 @@ async function serve(name: string): Promise<number | undefined> {
     return 1;
   }
   return undefined;
+}
+
+/** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */
+async function mcp(): Promise<number> {
+  try {
+    const { runStdio } = await import('../../services/contracts/src/mcp-stdio.ts');
+    const server = await runStdio(process.env);
+    process.once('SIGINT', () => void server.close());
+    process.once('SIGTERM', () => void server.close());
+    await server.closed;
+    return 0;
+  } catch (error) {
+    console.error(`platform mcp: contracts failed to start: ${describeError(error)}`);
+    return 1;
+  }
 }
 
 function usageError(problem: string): number {

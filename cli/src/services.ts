@@ -10,6 +10,8 @@ export interface ServiceEntry {
 export const services: readonly ServiceEntry[] = [
   { name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') },
   { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
+  { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
+  { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

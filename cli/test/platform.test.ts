@@ -76,10 +76,10 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^settlement\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /^contracts\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
-    for (const name of ['scheduler', 'settlement']) {
+    for (const name of ['scheduler', 'settlement', 'gateway', 'contracts']) {
       const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
       const [, url, data] = row.split(/\s{2,}/);
       assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -134,4 +134,12 @@ test('under platform up each service gets its own port and folder from <SERVICE>
   );
   assert.equal(serviceEnv({ PORT: '0' }, 'scheduler').PORT, '0', 'PORT=0 is a free port for everyone');
   assert.equal(serviceEnv({}, 'scheduler').DATA_DIR, undefined);
+});
+
+test('platform mcp takes exactly one service, contracts; anything else is a usage error (exit 2)', async () => {
+  for (const args of [['mcp'], ['mcp', 'nope'], ['mcp', 'contracts', 'extra']]) {
+    const { code, stderr } = await runToExit(args, cleanEnv({}));
+    assert.equal(code, 2, args.join(' '));
+    assert.match(stderr, /mcp takes one service: contracts/);
+  }
 });

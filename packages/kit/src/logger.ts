@@ -14,7 +14,10 @@ export function createLogger(options: { level: LogLevel; service: string; pretty
   return pino({
     level: options.level,
     base: { service: options.service },
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-scheduler-agent"]', 'req.headers["x-ledger-agent"]'], remove: true },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-scheduler-agent"]', 'req.headers["x-ledger-agent"]', 'req.headers["x-platform-user-api-key"]'],
+      remove: true,
+    },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
 }

@@ -1,0 +1,31 @@
+import { createServiceApp } from '@platform/kit/http/create-app';
+import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { Logger } from 'pino';
+import type { Engine } from './engine.ts';
+import { limits } from './limits.ts';
+import { registerRpcRoute } from './routes/rpc-route.ts';
+import { registerToolRoutes } from './routes/tool-routes.ts';
+import { toolTable } from './tools/index.ts';
+import { ToolInvoker } from './tools/invoke.ts';
+
+export const serviceName = 'contracts';
+export const serviceVersion = '0.1.0';
+
+export interface AppDeps {
+  engine: Engine;
+  ping: () => Promise<boolean>;
+  logger: Logger;
+  transportToken: string;
+}
+
+/** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
+export function buildApp(deps: AppDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes });
+  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
+  registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  const tools = toolTable(deps.engine);
+  registerToolRoutes(app, tools);
+  registerRpcRoute(app, { invoker: new ToolInvoker(tools, deps.logger), serverInfo: { name: `platform-${serviceName}`, version: serviceVersion } });
+  return app;
+}

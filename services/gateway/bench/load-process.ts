@@ -1,0 +1,220 @@
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type Child, forkChild, serveChild } from '../../settlement/bench/child.ts';
+
+/*
+ * The load generator, in its own process, and the one client for both targets: the upstream called directly and
+ * the gateway in front of it, with the same bodies, the same node:http keep-alive agent settings and the same
+ * measurement. (node:http rather than fetch: see ../../scheduler/bench/wake-client.ts.)
+ */
+
+export type Target = 'direct' | 'gateway';
+
+export interface TargetSetup {
+  url: string;
+  headers: Array<Record<string, string>>;
+}
+
+export interface CallRun {
+  ok: number;
+  errors: Record<string, number>;
+  seconds: number;
+  perSecond: number;
+  /** Milliseconds, from each call's due time (open loop) or send time (closed loop) to its last byte. */
+  latencies: { p50: number; p99: number; max: number };
+  loadCpuCores: number;
+}
+
+export interface StreamRun {
+  streams: number;
+  errors: number;
+  /** Milliseconds from sending the request to the first content byte. */
+  ttfb: { p50: number; p99: number };
+  /** Milliseconds from the upstream writing a chunk (its `sent_at`) to this process reading it, all chunks but the first. */
+  chunkDelay: { p50: number; p99: number; max: number };
+}
+
+const epochMs = () => performance.timeOrigin + performance.now();
+const targets = new Map<Target, { base: URL; headers: Array<Record<string, string>> }>();
+let agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
+let turn = 0;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
+}
+
+function summary(values: number[]) {
+  const sorted = values.sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
+}
+
+interface Answer {
+  status: number;
+  firstByteAt: number;
+  error?: string;
+}
+
+/** POSTs a body to the target; `onData` sees each chunk of the answer as it arrives. */
+function post(target: Target, body: string, onData?: (chunk: Buffer) => void): Promise<Answer> {
+  const setup = targets.get(target);
+  if (!setup) throw new Error(`target ${target} not configured`);
+  const headers = setup.headers[turn++ % setup.headers.length] as Record<string, string>;
+  return new Promise<Answer>((resolve) => {
+    const request = http.request(
+      {
+        hostname: setup.base.hostname,
+        port: setup.base.port,
+        path: `${setup.base.pathname}/chat/completions`,
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        let firstByteAt = 0;
+        response.on('data', (chunk: Buffer) => {
+          if (firstByteAt === 0) firstByteAt = performance.now();
+          onData?.(chunk);
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, firstByteAt }));
+        response.on('error', (error) => resolve({ status: 0, firstByteAt, error: error.message }));
+      },
+    );
+    request.setTimeout(30_000, () => request.destroy(new Error('timeout')));
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({ status: 0, firstByteAt: 0, error: error.code ?? error.message }));
+    request.end(body);
+  });
+}
+
+function result(ok: number, errors: Map<string, number>, latencies: number[], seconds: number, cpu: NodeJS.CpuUsage, wallMs: number): CallRun {
+  return {
+    ok,
+    errors: Object.fromEntries(errors),
+    seconds,
+    perSecond: ok / seconds,
+    latencies: summary(latencies),
+    loadCpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
+  };
+}
+
+const handlers = {
+  setup(args: { direct: TargetSetup; gateway: TargetSetup; maxSockets: number }): void {
+    agent.destroy();
+    agent = new http.Agent({ keepAlive: true, maxSockets: args.maxSockets, keepAliveMsecs: 30_000 });
+    targets.set('direct', { base: new URL(args.direct.url), headers: args.direct.headers });
+    targets.set('gateway', { base: new URL(args.gateway.url), headers: args.gateway.headers });
+  },
+
+  /** Open loop: call i is due at t0 + i/rate whatever happened before, and its latency counts from that due time. */
+  async openLoop(args: { target: Target; body: string; rate: number; durationMs: number }): Promise<CallRun> {
+    const cpu0 = process.cpuUsage();
+    const total = Math.round((args.rate * args.durationMs) / 1000);
+    const interval = 1000 / args.rate;
+    const latencies: number[] = [];
+    const errors = new Map<string, number>();
+    let ok = 0;
+    let last = 0;
+    const t0 = performance.now() + 5;
+    await new Promise<void>((resolve) => {
+      let sent = 0;
+      let answered = 0;
+      const tick = (): void => {
+        const now = performance.now();
+        while (sent < total && t0 + sent * interval <= now) {
+          const due = t0 + sent * interval;
+          sent++;
+          void post(args.target, args.body).then((answer) => {
+            last = performance.now();
+            if (answer.status === 200) {
+              ok++;
+              latencies.push(last - due);
+            } else {
+              const label = `${answer.status} ${answer.error ?? ''}`.trim();
+              errors.set(label, (errors.get(label) ?? 0) + 1);
+            }
+            if (++answered === total) resolve();
+          });
+        }
+        if (sent < total) setTimeout(tick, Math.max(0, t0 + sent * interval - performance.now()));
+      };
+      setTimeout(tick, 5);
+    });
+    return result(ok, errors, latencies, (last - t0) / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+  },
+
+  /** Closed loop: `concurrency` callers each keep one call in flight for `durationMs`. */
+  async closedLoop(args: { target: Target; body: string; concurrency: number; durationMs: number }): Promise<CallRun> {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const end = t0 + args.durationMs;
+    const latencies: number[] = [];
+    const errors = new Map<string, number>();
+    let ok = 0;
+    const lane = async (): Promise<void> => {
+      while (performance.now() < end) {
+        const sent = performance.now();
+        const answer = await post(args.target, args.body);
+        const done = performance.now();
+        if (done > end) return;
+        if (answer.status === 200) {
+          ok++;
+          latencies.push(done - sent);
+        } else {
+          const label = `${answer.status} ${answer.error ?? ''}`.trim();
+          errors.set(label, (errors.get(label) ?? 0) + 1);
+          await sleep(1);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: args.concurrency }, lane));
+    return result(ok, errors, latencies, args.durationMs / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+  },
+
+  /** `count` streams, `concurrency` at a time: time to first byte, and how late each later chunk arrives. */
+  async streams(args: { target: Target; body: string; count: number; concurrency: number }): Promise<StreamRun> {
+    const ttfbs: number[] = [];
+    const delays: number[] = [];
+    let errors = 0;
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < args.count) {
+        next++;
+        let pending = '';
+        let seen = 0;
+        const sent = performance.now();
+        const answer = await post(args.target, args.body, (chunk) => {
+          const arrived = epochMs();
+          pending += chunk.toString('utf8');
+          let end = pending.indexOf('\n\n');
+          while (end !== -1) {
+            const stamp = /"sent_at":([0-9.]+)/.exec(pending.slice(0, end));
+            // The first chunk left with the headers; its delay is the time to first byte, measured apart.
+            if (stamp && seen++ > 0) delays.push(arrived - Number(stamp[1]));
+            pending = pending.slice(end + 2);
+            end = pending.indexOf('\n\n');
+          }
+        });
+        if (answer.status === 200) ttfbs.push(answer.firstByteAt - sent);
+        else errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: args.concurrency }, lane));
+    const ttfb = summary(ttfbs);
+    return { streams: ttfbs.length, errors, ttfb: { p50: ttfb.p50, p99: ttfb.p99 }, chunkDelay: summary(delays) };
+  },
+
+  close: () => {
+    agent.destroy();
+    setImmediate(() => process.exit(0));
+  },
+};
+
+export type LoadProcess = Child<typeof handlers, { pid: number }>;
+
+export function startLoadProcess(): Promise<LoadProcess> {
+  return forkChild(fileURLToPath(import.meta.url), null);
+}
+
+if (import.meta.main) serveChild(handlers, { pid: process.pid });

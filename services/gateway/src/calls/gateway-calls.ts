@@ -1,0 +1,198 @@
+import type { Clock } from '@platform/kit/clock';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { GatewaySettings } from '../config.ts';
+import type { LedgerKind } from '../db/schema.ts';
+import { badRequest, GatewayError } from '../http/openai-errors.ts';
+import { callerHeadersOf, type PlatformHeaders } from '../http/platform-headers.ts';
+import { formatCredit } from '../metering/credit.ts';
+import type { Debit, Meter, MeteredCall, Reservation } from '../metering/meter.ts';
+import { type Projection, projectChat, projectEmbedding } from '../metering/projection.ts';
+import { isModelId, type ModelPolicy } from '../models/model-policy.ts';
+import type { RateCardBook } from '../rate-cards/rate-card-book.ts';
+import type { DrainSlots } from '../streaming/drain-slots.ts';
+import { relayStream } from '../streaming/stream-relay.ts';
+import { usageOfBody } from '../streaming/usage.ts';
+import type { CollectedAnswer, UpstreamClient, UpstreamPath } from '../upstream/upstream-client.ts';
+import { type ChatBody, type EmbeddingBody, rawBodyOf, upstreamBody } from './request-bodies.ts';
+
+export interface GatewayCallDeps {
+  settings: GatewaySettings;
+  policy: ModelPolicy;
+  book: RateCardBook;
+  meter: Meter;
+  /** Undefined when GATEWAY_UPSTREAM_URL is not set: calls then get 503. */
+  upstream: UpstreamClient | undefined;
+  drains: DrainSlots;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One call as planned from its request, before anything is reserved or sent. */
+interface Plan {
+  headers: PlatformHeaders;
+  kind: LedgerKind;
+  path: UpstreamPath;
+  stream: boolean;
+  upstream: UpstreamClient;
+  apiKey: string;
+  body: Buffer;
+  /** The gateway asked the upstream for a usage chunk the client did not ask for, so it withholds that chunk. */
+  hideUsageChunk: boolean;
+  /** Undefined for BYO calls: not metered. */
+  metering: { call: MeteredCall; projection: Projection } | undefined;
+}
+
+const notConfigured = new GatewayError(
+  503,
+  'service_unavailable',
+  'upstream_not_configured',
+  'no upstream provider is configured: set GATEWAY_UPSTREAM_URL (and GATEWAY_UPSTREAM_API_KEY) and restart the gateway',
+  { noRetry: true },
+);
+
+export function costHeaders(debit: Debit): Record<string, string> {
+  const remaining = debit.limitUnits > debit.spentUnits ? debit.limitUnits - debit.spentUnits : 0n;
+  return {
+    'x-platform-cost-credit': formatCredit(debit.costUnits),
+    'x-platform-daily-spent-credit': formatCredit(debit.spentUnits),
+    'x-platform-daily-remaining-credit': formatCredit(remaining),
+    'x-platform-rate-table-version': String(debit.rateTableVersion),
+  };
+}
+
+/**
+ * The metered proxy: check the caller, price the model, reserve the most the call can cost, forward it, then
+ * settle to the upstream's reported usage (or release when the upstream refused or failed).
+ */
+export class GatewayCalls {
+  readonly #deps: GatewayCallDeps;
+  #inFlight = 0;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(deps: GatewayCallDeps) {
+    this.#deps = deps;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Resolves once no call is in flight, drains included (shutdown waits for every booking before the database closes). */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  async chat(request: FastifyRequest<{ Body: ChatBody }>, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    await this.#serve(this.#plan(request, 'chat', body.stream === true, body), reply);
+  }
+
+  async embeddings(request: FastifyRequest<{ Body: EmbeddingBody }>, reply: FastifyReply): Promise<void> {
+    await this.#serve(this.#plan(request, 'embedding', false, request.body), reply);
+  }
+
+  #plan(request: FastifyRequest, kind: LedgerKind, stream: boolean, body: ChatBody | EmbeddingBody): Plan {
+    const { settings, policy, book } = this.#deps;
+    const { platform: headers, userKey } = callerHeadersOf(request);
+    if (!isModelId(body.model))
+      throw badRequest('invalid_model', `model must be of the form accounts/<provider>/models/<model>, got "${body.model.slice(0, 80)}"`, 'model');
+    const upstream = this.#deps.upstream;
+    if (!upstream) throw notConfigured;
+    const raw = rawBodyOf(request);
+    const path = kind === 'chat' ? '/chat/completions' : '/embeddings';
+    if (headers.byo) {
+      const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage: false, addMaxTokens: undefined });
+      return { headers, kind, path, stream, upstream, apiKey: userKey as string, body: forwarded, hideUsageChunk: false, metering: undefined };
+    }
+    const decision = kind === 'chat' ? policy.decideChat(headers.slot, body.model) : policy.decideEmbedding(body.model);
+    if (!decision.allowed) throw new GatewayError(403, 'permission_error', 'model_not_whitelisted', decision.reason, { param: 'model' });
+    const card = book.current();
+    const price = card.prices.get(body.model);
+    if (!price)
+      throw badRequest(
+        'model_not_priced',
+        `${body.model} has no price in rate card v${card.version}; the gateway does not forward calls it cannot meter`,
+        'model',
+      );
+    const projection = kind === 'chat' ? projectChat(raw.length, body as ChatBody, settings.defaultMaxTokens) : projectEmbedding(raw.length);
+    const addIncludeUsage = stream && (body as ChatBody).stream_options?.include_usage !== true;
+    const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage, addMaxTokens: projection.addMaxTokens });
+    const call: MeteredCall = { headers, model: body.model, kind, streamed: stream, card, price };
+    return {
+      headers,
+      kind,
+      path,
+      stream,
+      upstream,
+      apiKey: settings.upstreamApiKey,
+      body: forwarded,
+      hideUsageChunk: addIncludeUsage,
+      metering: { call, projection },
+    };
+  }
+
+  async #serve(plan: Plan, reply: FastifyReply): Promise<void> {
+    if (this.#inFlight >= this.#deps.settings.maxInFlight)
+      throw new GatewayError(503, 'service_unavailable', 'overloaded', `the gateway is serving ${this.#inFlight} calls (GATEWAY_MAX_IN_FLIGHT); retry shortly`);
+    this.#inFlight++;
+    let reservation: Reservation | undefined;
+    try {
+      if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
+      if (plan.stream) await this.#stream(plan, reservation, reply);
+      else await this.#whole(plan, reservation, reply);
+    } finally {
+      // Anything that ended before booking (a refusal, a timeout, an error) gives the reservation back.
+      if (reservation && !reservation.closed)
+        await reservation
+          .release()
+          .catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not release a reservation; it stays held for the day'));
+      if (--this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  async #whole(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+    const answer = await plan.upstream.call(plan.path, plan.body, plan.apiKey);
+    if (answer.status < 200 || answer.status > 299) return this.#forwardRefusal(answer, reservation, reply);
+    if (!reservation) {
+      reply.status(answer.status).type(answer.contentType).send(answer.body);
+      return;
+    }
+    const usage = usageOfBody(answer.body);
+    if (!usage) this.#deps.logger.warn({ model: plan.metering?.call.model }, 'upstream answer without usage: charged at its reservation');
+    // Queued before the answer leaves, so this actor's next call from the client is reserved after it; the answer
+    // does not wait for the commit, since the reservation already holds the budget.
+    const booking = usage ? reservation.settle(usage) : reservation.chargeReservation();
+    reply
+      .headers(costHeaders(reservation.debitFor(usage ? reservation.costOf(usage) : reservation.units)))
+      .status(answer.status)
+      .type(answer.contentType)
+      .send(answer.body);
+    await booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call; its reservation stays held for the day'));
+  }
+
+  async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+    const exchange = await plan.upstream.open(plan.path, plan.body, plan.apiKey);
+    const status = exchange.response.statusCode ?? 502;
+    if (status < 200 || status > 299) return this.#forwardRefusal(await plan.upstream.collect(exchange), reservation, reply);
+    reply.hijack();
+    const { drains, clock, settings, logger } = this.#deps;
+    await relayStream({
+      exchange,
+      client: reply.raw,
+      reservation,
+      hideUsageChunk: plan.hideUsageChunk,
+      drains,
+      clock,
+      drainTimeoutMs: settings.drainTimeoutMs,
+      logger,
+    });
+  }
+
+  /** A non-2xx answer goes back as it came, status and body, and costs nothing. */
+  async #forwardRefusal(answer: CollectedAnswer, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+    await reservation?.release();
+    reply.status(answer.status).type(answer.contentType).send(answer.body);
+  }
+}

@@ -1,0 +1,135 @@
+import { fileURLToPath } from 'node:url';
+import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { maxCreditUnits, parseDecimal12 } from './metering/credit.ts';
+import { isModelId, type ModelLabel, type ModelPolicySettings, modelLabels, slotWhitelist, type UpstreamModelNaming } from './models/model-policy.ts';
+
+/** Everything the HTTP surface needs; `main.ts` adds the base settings (port, database) around it. */
+export interface GatewaySettings {
+  /** Bearer of the chat and embedding routes; empty opens them (development only). */
+  readonly gatewayToken: string;
+  /** Bearer of the operator routes under /v1/admin; empty turns them off (403). */
+  readonly adminToken: string;
+  /** The kill switch: every path answers 503 until restart. */
+  readonly disabled: boolean;
+  /** Base URL of the OpenAI-compatible upstream (…/v1); undefined answers chat and embedding calls with 503. */
+  readonly upstreamUrl: string | undefined;
+  readonly upstreamApiKey: string;
+  readonly upstreamModelNaming: UpstreamModelNaming;
+  /** No progress from the upstream for this long (no headers, no body byte, no stream chunk) ends the call. */
+  readonly upstreamTimeoutMs: number;
+  readonly upstreamMaxSockets: number;
+  readonly models: ModelPolicySettings;
+  readonly defaultDailyCapUnits: bigint;
+  /** Reservations and bookings commit without waiting for the WAL flush (PostgreSQL; see the README for the trade). */
+  readonly asyncCommit: boolean;
+  /** Output cap reserved, and sent upstream as max_tokens, when a chat call names none. */
+  readonly defaultMaxTokens: number;
+  readonly maxBodyBytes: number;
+  readonly maxResponseBytes: number;
+  /** Calls being served at once (streams included); more get 503 `overloaded`. */
+  readonly maxInFlight: number;
+  /** How long a stream whose client left is still read to learn its usage. */
+  readonly drainTimeoutMs: number;
+  /** How many such reads may run at once; past it the reservation is charged at once. */
+  readonly maxDrains: number;
+}
+
+export interface GatewayConfig extends BaseConfig, GatewaySettings {
+  readonly rateCardDir: string;
+}
+
+/** Illustrative Fireworks ids; every deployment should set its own. */
+export const defaultModelIds: Readonly<Record<ModelLabel, string>> = {
+  M1: 'accounts/fireworks/models/llama-v3p1-8b-instruct',
+  M2: 'accounts/fireworks/models/llama-v3p3-70b-instruct',
+  M3: 'accounts/fireworks/models/qwen2p5-coder-32b-instruct',
+  M4: 'accounts/fireworks/models/deepseek-v3',
+};
+export const defaultEmbeddingModel = 'accounts/fireworks/models/nomic-embed-text-v1.5';
+export const defaultRateCardDir = fileURLToPath(new URL('../rate-cards/', import.meta.url));
+
+function modelId(env: Env, name: string, fallback: string): string {
+  const value = read.string(env, name, fallback);
+  if (!isModelId(value)) throw new ConfigError(`${name} must be a model id of the form accounts/<provider>/models/<model>, got "${value}"`);
+  return value;
+}
+
+/** A pin given as a label (M2) or a full id; it must be one of the slot's whitelisted models. */
+function pin(env: Env, name: string, slot: 'planner' | 'executor', labels: Record<ModelLabel, string>): string | undefined {
+  const raw = read.optionalString(env, name);
+  if (raw === undefined) return undefined;
+  const id = (modelLabels as readonly string[]).includes(raw) ? labels[raw as ModelLabel] : raw;
+  const allowed = slotWhitelist[slot].map((label) => labels[label]);
+  if (!allowed.includes(id))
+    throw new ConfigError(`${name} must be one of the ${slot} slot's models (${slotWhitelist[slot].join(', ')}: ${allowed.join(', ')}), got "${raw}"`);
+  return id;
+}
+
+function modelSettings(env: Env): ModelPolicySettings {
+  const labels = {
+    M1: modelId(env, 'GATEWAY_MODEL_M1', defaultModelIds.M1),
+    M2: modelId(env, 'GATEWAY_MODEL_M2', defaultModelIds.M2),
+    M3: modelId(env, 'GATEWAY_MODEL_M3', defaultModelIds.M3),
+    M4: modelId(env, 'GATEWAY_MODEL_M4', defaultModelIds.M4),
+  };
+  const embeddingModels = read
+    .string(env, 'GATEWAY_EMBEDDING_MODELS', defaultEmbeddingModel)
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '' && id !== 'none');
+  for (const id of embeddingModels)
+    if (!isModelId(id)) throw new ConfigError(`GATEWAY_EMBEDDING_MODELS must list model ids accounts/<provider>/models/<model>, got "${id}"`);
+  const planner = pin(env, 'PLATFORM_PLANNER_MODEL', 'planner', labels);
+  const executor = pin(env, 'PLATFORM_EXECUTOR_MODEL', 'executor', labels);
+  return Object.freeze({
+    labels: Object.freeze(labels),
+    pins: Object.freeze({ ...(planner ? { planner } : {}), ...(executor ? { executor } : {}) }),
+    embeddingModels: Object.freeze(embeddingModels),
+  });
+}
+
+function creditSetting(env: Env, name: string, fallback: string): bigint {
+  const parsed = parseDecimal12(read.string(env, name, fallback), name, maxCreditUnits);
+  if (!parsed.ok) throw new ConfigError(parsed.reason);
+  return parsed.value;
+}
+
+function upstreamNaming(env: Env): UpstreamModelNaming {
+  const value = read.string(env, 'GATEWAY_UPSTREAM_MODEL_ID', 'full');
+  if (value !== 'full' && value !== 'short') throw new ConfigError(`GATEWAY_UPSTREAM_MODEL_ID must be full or short, got "${value}"`);
+  return value;
+}
+
+/**
+ * The gateway's settings, parsed once. With NODE_ENV=production the gateway bearer is required; elsewhere an empty
+ * one leaves the routes open with a warning, as the scheduler's transport bearer does.
+ */
+export function loadConfig(env: Env): GatewayConfig {
+  const base = readBaseConfig(env, { service: 'gateway', defaultPort: 9090 });
+  const production = read.string(env, 'NODE_ENV', '') === 'production';
+  const gatewayToken = read.string(env, 'PLATFORM_GATEWAY_TOKEN', '');
+  if (production && gatewayToken === '') throw new ConfigError('PLATFORM_GATEWAY_TOKEN is required in production');
+  const upstreamUrl = read.optionalString(env, 'GATEWAY_UPSTREAM_URL');
+  if (upstreamUrl !== undefined) read.url(env, 'GATEWAY_UPSTREAM_URL', upstreamUrl, ['http:', 'https:'], false);
+  return Object.freeze({
+    ...base,
+    gatewayToken,
+    adminToken: read.string(env, 'GATEWAY_ADMIN_TOKEN', ''),
+    disabled: read.boolean(env, 'PLATFORM_GATEWAY_DISABLED', false),
+    upstreamUrl,
+    upstreamApiKey: read.string(env, 'GATEWAY_UPSTREAM_API_KEY', ''),
+    upstreamModelNaming: upstreamNaming(env),
+    upstreamTimeoutMs: read.integer(env, 'GATEWAY_UPSTREAM_TIMEOUT_MS', 120_000, { min: 100, max: 3_600_000 }),
+    upstreamMaxSockets: read.integer(env, 'GATEWAY_UPSTREAM_MAX_SOCKETS', 256, { min: 1, max: 10_000 }),
+    models: modelSettings(env),
+    defaultDailyCapUnits: creditSetting(env, 'GATEWAY_DAILY_CAP_CREDIT', '10'),
+    asyncCommit: read.boolean(env, 'GATEWAY_ASYNC_COMMIT', false),
+    defaultMaxTokens: read.integer(env, 'GATEWAY_DEFAULT_MAX_TOKENS', 4096, { min: 1, max: 1_000_000 }),
+    maxBodyBytes: read.integer(env, 'GATEWAY_MAX_BODY_BYTES', 4 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    maxResponseBytes: read.integer(env, 'GATEWAY_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),
+    maxInFlight: read.integer(env, 'GATEWAY_MAX_IN_FLIGHT', 2048, { min: 1, max: 100_000 }),
+    drainTimeoutMs: read.integer(env, 'GATEWAY_DRAIN_TIMEOUT_MS', 60_000, { min: 0, max: 3_600_000 }),
+    maxDrains: read.integer(env, 'GATEWAY_MAX_DRAINS', 64, { min: 0, max: 10_000 }),
+    rateCardDir: read.string(env, 'GATEWAY_RATE_CARD_DIR', defaultRateCardDir),
+  });
+}

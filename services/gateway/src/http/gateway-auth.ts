@@ -1,0 +1,33 @@
+import { safeEqual } from '@platform/kit/auth/safe-equal';
+import { bearerFrom } from '@platform/kit/http/transport-bearer';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from './openai-errors.ts';
+
+/** Which bearer a route takes: the gateway token (chat, embeddings, models) or the operator's admin token. */
+export type RouteAccess = 'gateway' | 'admin';
+
+export function routeAccess(request: FastifyRequest): RouteAccess {
+  return (request.routeOptions.config as { access?: RouteAccess } | undefined)?.access ?? 'gateway';
+}
+
+/**
+ * Checks `Authorization: Bearer <token>` on every route of the scope before the body is read, in constant time.
+ * Admin routes take GATEWAY_ADMIN_TOKEN and are off (403) while it is empty. The others take PLATFORM_GATEWAY_TOKEN;
+ * empty leaves them open with one warning at start (development only; production refuses to start without it).
+ */
+export function requireGatewayAuth(scope: FastifyInstance, tokens: { gatewayToken: string; adminToken: string }): void {
+  if (tokens.gatewayToken === '')
+    scope.log.warn('PLATFORM_GATEWAY_TOKEN is empty: the chat and embedding routes are open; use this only on loopback or in development');
+  scope.addHook('onRequest', async (request) => {
+    const access = routeAccess(request);
+    const expected = access === 'admin' ? tokens.adminToken : tokens.gatewayToken;
+    if (expected === '') {
+      if (access === 'gateway') return;
+      throw new GatewayError(403, 'permission_error', 'admin_disabled', 'operator routes are off: set GATEWAY_ADMIN_TOKEN to use them');
+    }
+    const presented = bearerFrom(request);
+    const setting = access === 'admin' ? 'GATEWAY_ADMIN_TOKEN' : 'PLATFORM_GATEWAY_TOKEN';
+    if (presented === undefined) throw new GatewayError(401, 'authentication_error', 'unauthorized', `missing bearer (Authorization: Bearer <${setting}>)`);
+    if (!safeEqual(presented, expected)) throw new GatewayError(401, 'authentication_error', 'unauthorized', `invalid bearer: not the ${setting}`);
+  });
+}

@@ -1,0 +1,100 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The gateway's errors use OpenAI's shape, `{error: {message, type, code, param}}`, not the platform envelope: every
+ * OpenAI SDK reads `error.message` and `error.code` from it and raises them to the caller as they are.
+ */
+export type OpenAiErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'insufficient_quota'
+  | 'server_error'
+  | 'upstream_error'
+  | 'service_unavailable';
+
+export interface GatewayErrorOptions {
+  param?: string;
+  /** Extra members of the error object, such as `spent_credit` and `limit_credit` on a 429. */
+  extra?: Record<string, string>;
+  /** Sent as `x-should-retry: false`, which the OpenAI SDKs obey: a retry cannot succeed (budget spent, gateway off). */
+  noRetry?: boolean;
+  cause?: unknown;
+}
+
+/** The one error type the gateway's handlers throw; `message` reaches the caller, so it never holds a secret. */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: OpenAiErrorType;
+  readonly code: string;
+  readonly param: string | null;
+  readonly extra: Record<string, string>;
+  readonly noRetry: boolean;
+
+  constructor(status: number, type: OpenAiErrorType, code: string, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.status = status;
+    this.type = type;
+    this.code = code;
+    this.param = options.param ?? null;
+    this.extra = options.extra ?? {};
+    this.noRetry = options.noRetry ?? false;
+  }
+
+  body(): { error: Record<string, string | null> } {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param, ...this.extra } };
+  }
+}
+
+export function badRequest(code: string, message: string, param?: string): GatewayError {
+  return new GatewayError(400, 'invalid_request_error', code, message, param === undefined ? {} : { param });
+}
+
+/** Fastify's own body and validation failures, in the OpenAI shape. */
+function fromFastify(error: Partial<FastifyError> & { validation?: Array<{ instancePath?: string }> }): GatewayError {
+  if (error.validation) {
+    const path = error.validation[0]?.instancePath?.replace(/^\//, '').replaceAll('/', '.');
+    return badRequest('invalid_request', error.message ?? 'request is invalid', path || undefined);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError(413, 'invalid_request_error', 'payload_too_large', 'request body is larger than this gateway accepts (GATEWAY_MAX_BODY_BYTES)');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', 'request body must be application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('invalid_json', 'request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('invalid_request', 'content-length does not match the body');
+  }
+  if (error instanceof SyntaxError) return badRequest('invalid_json', 'request body is not valid JSON');
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return badRequest('invalid_request', 'request is invalid');
+  return new GatewayError(500, 'server_error', 'internal_error', 'internal error');
+}
+
+export function toGatewayError(error: unknown): GatewayError {
+  return error instanceof GatewayError ? error : fromFastify(error as Partial<FastifyError>);
+}
+
+/** Writes a gateway error; also used by hooks that answer before any route runs (the kill switch). */
+export function sendGatewayError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  if (error.noRetry) reply.header('x-should-retry', 'false');
+  return reply.status(error.status).type('application/json').send(error.body());
+}
+
+/** Installs the OpenAI-shaped error and not-found handlers on one encapsulated scope (the /v1 routes). */
+export function installOpenAiErrors(scope: FastifyInstance): void {
+  scope.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const gatewayError = toGatewayError(error);
+    if (gatewayError.status >= 500 && !(error instanceof GatewayError)) request.log.error({ err: error }, 'request failed');
+    else if (gatewayError.status >= 500) request.log.warn({ code: gatewayError.code, reason: gatewayError.message }, 'request not served');
+    else request.log.info({ code: gatewayError.code, reason: gatewayError.message }, 'request refused');
+    return sendGatewayError(reply, gatewayError);
+  });
+  scope.setNotFoundHandler((request, reply) =>
+    sendGatewayError(reply, new GatewayError(404, 'not_found_error', 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

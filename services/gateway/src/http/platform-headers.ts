@@ -1,0 +1,122 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import { type Slot, slots } from '../models/model-policy.ts';
+import { badRequest } from './openai-errors.ts';
+
+/** The spec's request headers, checked. The user's key is kept apart so nothing logs it by accident. */
+export interface PlatformHeaders {
+  /** The ledger key: a DID as sent, or a 0x wallet address in lower case (one wallet, one ledger row). */
+  actor: string;
+  slot: Slot;
+  intentId: string | null;
+  goalId: string | null;
+  kindRoute: string | null;
+  /** X-Platform-BYO-API-Key: true — forwarded with the caller's key, no whitelist, no metering. */
+  byo: boolean;
+}
+
+const did = /^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$/;
+const wallet = /^0x[0-9a-fA-F]{40}$/;
+/** Ids for the rollups: 1–128 printable ASCII characters without spaces. */
+const rollupId = /^[\x21-\x7e]{1,128}$/;
+const userKeyShape = /^[\x21-\x7e]{1,512}$/;
+
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) throw badRequest('invalid_header', `${name} must be sent once`, name);
+  return value === undefined ? undefined : value.trim();
+}
+
+function optionalId(headers: IncomingHttpHeaders, name: string): string | null {
+  const value = single(headers, name);
+  if (value === undefined || value === '') return null;
+  if (!rollupId.test(value)) throw badRequest('invalid_header', `${name} must be 1 to 128 printable ASCII characters without spaces`, name);
+  return value;
+}
+
+/** An actor in the ledger's spelling (DIDs as sent, wallets in lower case), or undefined when malformed. */
+export function ledgerActor(value: string): string | undefined {
+  if (value.length <= 256 && did.test(value)) return value;
+  if (wallet.test(value)) return value.toLowerCase();
+  return undefined;
+}
+
+export const actorRule = 'a DID (did:<method>:<id>, at most 256 characters) or a 0x wallet address';
+
+function actorOf(headers: IncomingHttpHeaders): string {
+  const name = 'x-platform-actor-did';
+  const value = single(headers, name);
+  if (value === undefined || value === '') throw badRequest('missing_header', `${name} is required: the DID or wallet address the call is metered to`, name);
+  const actor = ledgerActor(value);
+  if (actor === undefined) throw badRequest('invalid_header', `${name} must be ${actorRule}`, name);
+  return actor;
+}
+
+function slotOf(headers: IncomingHttpHeaders): Slot {
+  const name = 'x-platform-slot';
+  const value = single(headers, name);
+  if (value === undefined || value === '') throw badRequest('missing_header', `${name} is required: one of ${slots.join(', ')}`, name);
+  if (!(slots as readonly string[]).includes(value))
+    throw badRequest('invalid_header', `${name} must be one of ${slots.join(', ')}, got "${value.slice(0, 40)}"`, name);
+  return value as Slot;
+}
+
+function byoOf(headers: IncomingHttpHeaders): boolean {
+  const name = 'x-platform-byo-api-key';
+  const value = single(headers, name)?.toLowerCase();
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw badRequest('invalid_header', `${name} must be true or false`, name);
+}
+
+/** Reads and checks every platform header; a missing or malformed one is a 400 naming it (in `param`). */
+export function readPlatformHeaders(headers: IncomingHttpHeaders): PlatformHeaders {
+  return {
+    actor: actorOf(headers),
+    slot: slotOf(headers),
+    intentId: optionalId(headers, 'x-platform-intent-id'),
+    goalId: optionalId(headers, 'x-platform-goal-id'),
+    kindRoute: optionalId(headers, 'x-platform-kind-route'),
+    byo: byoOf(headers),
+  };
+}
+
+/**
+ * The caller's own provider key, required with BYO and refused without it (a key sent without BYO would otherwise
+ * look used while the call is metered). Never logged, never echoed: messages name the header only.
+ */
+export function userApiKey(headers: IncomingHttpHeaders, byo: boolean): string | undefined {
+  const name = 'x-platform-user-api-key';
+  const value = single(headers, name);
+  const present = value !== undefined && value !== '';
+  if (!byo) {
+    if (present) throw badRequest('invalid_header', `${name} is only used with x-platform-byo-api-key: true`, name);
+    return undefined;
+  }
+  if (!present) throw badRequest('missing_header', `${name} is required with x-platform-byo-api-key: true`, name);
+  if (!userKeyShape.test(value)) throw badRequest('invalid_header', `${name} must be 1 to 512 printable ASCII characters`, name);
+  return value;
+}
+
+/** The checked headers of a request, with the user's key apart (undefined unless BYO). */
+export interface CallerHeaders {
+  platform: PlatformHeaders;
+  userKey: string | undefined;
+}
+
+const checked = new WeakMap<FastifyRequest, CallerHeaders>();
+
+/**
+ * Route hook of the metered routes: checks the platform headers on request, after the bearer and before the body is
+ * read, so a call missing its actor or slot costs no body upload.
+ */
+export async function checkCallerHeaders(request: FastifyRequest): Promise<void> {
+  const platform = readPlatformHeaders(request.headers);
+  checked.set(request, { platform, userKey: userApiKey(request.headers, platform.byo) });
+}
+
+export function callerHeadersOf(request: FastifyRequest): CallerHeaders {
+  const headers = checked.get(request);
+  if (!headers) throw new Error('checkCallerHeaders did not run for this route');
+  return headers;
+}

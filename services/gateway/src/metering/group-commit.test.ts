@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { GroupCommit } from './group-commit.ts';
+
+/** A batch runner the test finishes by hand, recording every batch it was given. */
+function manualRunner() {
+  const batches: Array<{ items: string[]; finish: () => void; fail: (error: Error) => void }> = [];
+  const run = (items: string[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push({ items, finish: () => resolve(items.map((item) => `done ${item}`)), fail: reject });
+    });
+  return { batches, run };
+}
+
+const keyOf = (item: string) => item.split(':')[0] as string;
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('group commit', () => {
+  test('a quiet queue sends at once; items arriving meanwhile wait and go together', async () => {
+    const { batches, run } = manualRunner();
+    const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 1 });
+    const first = commit.submit('a:1');
+    assert.deepEqual(
+      batches.map((batch) => batch.items),
+      [['a:1']],
+    );
+    const later = [commit.submit('b:1'), commit.submit('c:1')];
+    assert.equal(batches.length, 1, 'nothing more while the batch is in flight');
+    batches[0]?.finish();
+    assert.equal(await first, 'done a:1');
+    await settle();
+    assert.deepEqual(batches[1]?.items, ['b:1', 'c:1']);
+    batches[1]?.finish();
+    assert.deepEqual(await Promise.all(later), ['done b:1', 'done c:1']);
+    await commit.idle();
+  });
+
+  test("other keys go ahead in parallel, but a key's items never overtake one in flight", async () => {
+    const { batches, run } = manualRunner();
+    const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4 });
+    const outcomes = [commit.submit('a:1'), commit.submit('a:2'), commit.submit('b:1')];
+    assert.deepEqual(
+      batches.map((batch) => batch.items),
+      [['a:1'], ['b:1']],
+      'a:2 waits for a:1; b:1 goes at once',
+    );
+    batches[0]?.finish();
+    await outcomes[0];
+    await settle();
+    assert.deepEqual(batches[2]?.items, ['a:2']);
+    batches[1]?.finish();
+    batches[2]?.finish();
+    assert.deepEqual(await Promise.all(outcomes), ['done a:1', 'done a:2', 'done b:1']);
+  });
+
+  test('a failed batch rejects its items only, and idle() waits for everything submitted', async () => {
+    const { batches, run } = manualRunner();
+    const commit = new GroupCommit(run, { keyOf, maxBatch: 1, maxInFlight: 2 });
+    const failing = commit.submit('a:1');
+    const passing = commit.submit('b:1');
+    let idle = false;
+    const waited = commit.idle().then(() => {
+      idle = true;
+    });
+    batches[0]?.fail(new Error('database gone'));
+    await assert.rejects(failing, /database gone/);
+    assert.equal(idle, false);
+    batches[1]?.finish();
+    assert.equal(await passing, 'done b:1');
+    await waited;
+  });
+});

@@ -1,0 +1,177 @@
+import type { Clock } from '@platform/kit/clock';
+import type { Logger } from 'pino';
+import type { LedgerBasis, LedgerKind } from '../db/schema.ts';
+import { GatewayError } from '../http/openai-errors.ts';
+import type { PlatformHeaders } from '../http/platform-headers.ts';
+import type { RateCard } from '../rate-cards/rate-card-file.ts';
+import type { BudgetRepository } from './budget.repository.ts';
+import { costUnits, formatCredit, type ModelPrice } from './credit.ts';
+import type { Projection } from './projection.ts';
+
+/** Token counts as the upstream reported them. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A metered call: who, what, and the card and price that were current when it was accepted. */
+export interface MeteredCall {
+  headers: PlatformHeaders;
+  model: string;
+  kind: LedgerKind;
+  streamed: boolean;
+  card: RateCard;
+  price: ModelPrice;
+}
+
+/** What the cost headers report after a debit. */
+export interface Debit {
+  costUnits: bigint;
+  spentUnits: bigint;
+  limitUnits: bigint;
+  rateTableVersion: number;
+}
+
+/** The UTC day of an instant: the ledger's day. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/**
+ * One call's reservation, settled exactly once: to the reported usage, to its own amount (no usage arrived), or
+ * released (nothing was served). It keeps the day it was made on, so a call running past midnight is booked whole
+ * on the day it started, as its reservation was.
+ */
+export class Reservation {
+  readonly units: bigint;
+  /** The actor's spend today when this reservation was granted. */
+  readonly spentBeforeUnits: bigint;
+  readonly limitUnits: bigint;
+  readonly #call: MeteredCall;
+  readonly #day: string;
+  readonly #repository: BudgetRepository;
+  readonly #projection: Projection;
+  #closed = false;
+
+  constructor(args: {
+    call: MeteredCall;
+    day: string;
+    units: bigint;
+    spentBeforeUnits: bigint;
+    limitUnits: bigint;
+    projection: Projection;
+    repository: BudgetRepository;
+  }) {
+    this.#call = args.call;
+    this.#day = args.day;
+    this.units = args.units;
+    this.spentBeforeUnits = args.spentBeforeUnits;
+    this.limitUnits = args.limitUnits;
+    this.#projection = args.projection;
+    this.#repository = args.repository;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** What the reported usage costs at the card that was current when the call was accepted. */
+  costOf(usage: Usage): bigint {
+    return costUnits(this.#call.price, this.#call.card.usdPerCreditPico, usage.inputTokens, usage.outputTokens);
+  }
+
+  /**
+   * The cost headers' figures for a debit of `cost`, known before the booking commits: spent as of this reservation
+   * plus this call (exact unless the same actor has other calls in flight on other instances).
+   */
+  debitFor(cost: bigint): Debit {
+    return { costUnits: cost, spentUnits: this.spentBeforeUnits + cost, limitUnits: this.limitUnits, rateTableVersion: this.#call.card.version };
+  }
+
+  /** Debits the cost of the reported usage at the reservation's card. */
+  settle(usage: Usage): Promise<Debit> {
+    return this.#debit(this.costOf(usage), usage, 'usage');
+  }
+
+  /** Debits the whole reservation: the client left and the upstream never said what the answer used. */
+  chargeReservation(): Promise<Debit> {
+    return this.#debit(this.units, { inputTokens: this.#projection.inputTokens, outputTokens: this.#projection.outputTokens }, 'reservation');
+  }
+
+  async release(): Promise<void> {
+    if (this.#take()) await this.#repository.release(this.#call.headers.actor, this.#day, this.units);
+  }
+
+  async #debit(cost: bigint, usage: Usage, basis: LedgerBasis): Promise<Debit> {
+    if (!this.#take()) throw new Error('reservation already closed');
+    const { headers } = this.#call;
+    const spentUnits = await this.#repository.settle(
+      {
+        actor: headers.actor,
+        day: this.#day,
+        slot: headers.slot,
+        model: this.#call.model,
+        kind: this.#call.kind,
+        streamed: this.#call.streamed,
+        rateTableVersion: this.#call.card.version,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        costUnits: cost,
+        basis,
+        intentId: headers.intentId,
+        goalId: headers.goalId,
+        kindRoute: headers.kindRoute,
+      },
+      this.units,
+    );
+    return { costUnits: cost, spentUnits, limitUnits: this.limitUnits, rateTableVersion: this.#call.card.version };
+  }
+
+  #take(): boolean {
+    if (this.#closed) return false;
+    this.#closed = true;
+    return true;
+  }
+}
+
+/** Reserves the projected cost of a call against its actor's daily cap, or refuses it with 429 `budget_exhausted`. */
+export class Meter {
+  readonly #repository: BudgetRepository;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+
+  constructor(args: { repository: BudgetRepository; clock: Clock; logger: Logger }) {
+    this.#repository = args.repository;
+    this.#clock = args.clock;
+    this.#logger = args.logger;
+  }
+
+  async reserve(call: MeteredCall, projection: Projection): Promise<Reservation> {
+    const units = costUnits(call.price, call.card.usdPerCreditPico, projection.inputTokens, projection.outputTokens);
+    const day = utcDay(this.#clock.now());
+    const actor = call.headers.actor;
+    const outcome = await this.#repository.reserve(actor, day, units);
+    if (outcome.accepted)
+      return new Reservation({
+        call,
+        day,
+        units,
+        spentBeforeUnits: outcome.spentUnits,
+        limitUnits: outcome.limitUnits,
+        projection,
+        repository: this.#repository,
+      });
+    this.#logger.info({ actor, day, projected: formatCredit(units) }, 'call refused: daily budget');
+    throw budgetExhausted(outcome.spentUnits, outcome.limitUnits, units);
+  }
+}
+
+function budgetExhausted(spentUnits: bigint, limitUnits: bigint, projectedUnits: bigint): GatewayError {
+  const spent = formatCredit(spentUnits);
+  const limit = formatCredit(limitUnits);
+  const message =
+    limitUnits === 0n
+      ? 'daily budget exhausted: this actor is blocked (daily cap 0)'
+      : `daily budget exhausted: ${spent} of ${limit} credits spent today (UTC) and this call may cost up to ${formatCredit(projectedUnits)}; lower max_tokens or wait for the next UTC day`;
+  return new GatewayError(429, 'insufficient_quota', 'budget_exhausted', message, { extra: { spent_credit: spent, limit_credit: limit }, noRetry: true });
+}
