@@ -1,0 +1,17 @@
+// Root postinstall. On a fresh machine npm runs under whatever Node the machine has (often older than the
+// Node 24 this project pins through the `node` package). npm then skips optional packages whose `engines`
+// that older Node does not meet, such as EDR's native binding (node >= 22), and the contract engine cannot
+// run tests. Once the pinned Node is in node_modules/.bin (npm puts it first on PATH for scripts, so it runs
+// this file), install once more under it: that pass only adds what was skipped and leaves the lockfile alone.
+import { spawnSync } from 'node:child_process';
+
+const outerNode = process.env.npm_node_execpath;
+const npmCli = process.env.npm_execpath;
+const alreadyPinned = !outerNode || outerNode === process.execPath;
+if (process.env.PLATFORM_PINNED_NODE_PASS !== '1' && !alreadyPinned && npmCli) {
+  const result = spawnSync(process.execPath, [npmCli, 'install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts'], {
+    stdio: 'inherit',
+    env: { ...process.env, PLATFORM_PINNED_NODE_PASS: '1' },
+  });
+  process.exit(result.status ?? 1);
+}
