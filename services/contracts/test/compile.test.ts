@@ -47,6 +47,17 @@ for (const engine of testEngines()) {
         assert.notEqual(optimized.body.data.artifacts[0].bytecode, first.body.data.artifacts[0].bytecode);
       });
 
+      test('via_ir compiles through the IR pipeline: its own build, other bytecode, and the setting reported', async () => {
+        const sources = { 'src/Counter.sol': `${counter['src/Counter.sol']}// via-ir ${engine.name}\n` };
+        const legacy = await c.call('POST', '/v1/compile', { body: { sources, optimize: true } });
+        const viaIr = await c.call('POST', '/v1/compile', { body: { sources, optimize: true, via_ir: true } });
+        assert.equal(viaIr.status, 200);
+        assert.equal(viaIr.body.data.success, true, JSON.stringify(viaIr.body.data.diagnostics));
+        assert.deepEqual(viaIr.body.data.compiler, { version: '0.8.37', optimize: true, via_ir: true });
+        assert.equal(viaIr.body.data.cached, false, 'via_ir is part of the build key');
+        assert.notEqual(viaIr.body.data.artifacts[0].bytecode, legacy.body.data.artifacts[0].bytecode);
+      });
+
       test('OpenZeppelin imports resolve from npm; targets can name a library contract', async () => {
         const response = await c.call('POST', '/v1/compile', {
           body: { sources: token, targets: ['Token', '@openzeppelin/contracts/token/ERC20/ERC20.sol:ERC20'] },

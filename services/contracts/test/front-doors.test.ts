@@ -80,6 +80,17 @@ for (const engine of testEngines()) {
     });
 
     describe('JSON-RPC', () => {
+      test('a body that is not JSON is a JSON-RPC parse error (-32700) with a null id', async () => {
+        const response = await c.app.inject({
+          method: 'POST',
+          url: '/rpc',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${transportToken}` },
+          payload: '{"jsonrpc": "2.0", ',
+        });
+        assert.equal(response.statusCode, 200);
+        assert.deepEqual(response.json(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error: the body is not valid JSON' } });
+      });
+
       test('initialize and tools/list: the nine tools with schemas and read-only/destructive annotations', async () => {
         const init = await rpc({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: {} });
         assert.equal((init.body as never as { result: { serverInfo: { name: string } } }).result.serverInfo.name, 'platform-contracts');

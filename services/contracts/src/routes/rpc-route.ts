@@ -12,7 +12,7 @@ interface JsonRpcResponse {
   error?: { code: number; message: string };
 }
 
-const codes = { invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602 } as const;
+const codes = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602 } as const;
 
 function failure(id: JsonRpcId, code: number, message: string): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: { code, message } };
@@ -61,6 +61,14 @@ export function registerRpcRoute(app: ServiceApp, options: { invoker: ToolInvoke
 
   // No body schema: a malformed JSON-RPC message gets a JSON-RPC error, not the HTTP envelope.
   app.post('/rpc', {
+    // A body that is not JSON fails before the handler; JSON-RPC answers it with -32700, not the HTTP envelope.
+    errorHandler: (error, _request, reply) => {
+      const code = (error as { code?: unknown }).code;
+      if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+        return reply.status(200).send(failure(null, codes.parseError, 'parse error: the body is not valid JSON'));
+      }
+      throw error;
+    },
     handler: async (request, reply) => {
       const { callerDid } = callerOf(request);
       const body = request.body;

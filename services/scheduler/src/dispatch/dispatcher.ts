@@ -110,11 +110,15 @@ export class Dispatcher {
           continue;
         }
         if ((await this.#claimAndDeliver()) > 0) continue;
+        const askedAt = this.#options.clock.now().getTime();
         const { nextAt, now } = await this.#options.repository.nextWake();
         const delay = nextAt === null ? this.#options.maxIdleMs : Math.min(this.#options.maxIdleMs, nextAt.getTime() - now.getTime());
         if (delay <= 0) continue;
         this.#plannedWakeAt = now.getTime() + delay;
-        await this.#options.clock.sleep(delay, this.#wakeup.signal);
+        // Time went on while the query ran; a sleep measured from the end of it would overshoot by that much
+        // (with a manual clock, by however far a test moved it meanwhile, and then never wake).
+        const elapsed = this.#options.clock.now().getTime() - askedAt;
+        await this.#options.clock.sleep(Math.max(0, delay - elapsed), this.#wakeup.signal);
         this.#plannedWakeAt = Number.POSITIVE_INFINITY;
       } catch (error) {
         if (this.#stopping) return;
