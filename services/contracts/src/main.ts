@@ -4,6 +4,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { ensureLocalChain } from './chains/local-chain.ts';
 import { loadConfig } from './config.ts';
@@ -11,13 +12,12 @@ import { migrations } from './db/migrations.ts';
 import type { ContractsSchema } from './db/schema.ts';
 import { createEngine } from './engine.ts';
 import { createToolchain } from './toolchain.ts';
-import { walletKeyHex } from './wallet/key-vault.ts';
 
 /** Starts the contract engine from an environment map: config, database, local chain, warm toolchain, HTTP. */
 export async function start(env: Env, options: { handleSignals?: boolean } = {}): Promise<StartedService> {
   const config = loadConfig(env);
   const logger = createLogger({ level: config.logLevel, service: serviceName });
-  const walletKey = walletKeyHex(config.walletKeyHex, config.dataDir);
+  const walletKey = secretFromSettingOrFile(config.walletKeyHex, config.dataDir, 'wallet.key', 'CONTRACTS_WALLET_KEY');
   if (config.walletKeyHex === '')
     logger.warn(
       { source: walletKey.source },
@@ -38,7 +38,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     toolchain,
     chains: config.chains,
     policy: config.policy,
-    walletKeyHex: walletKey.keyHex,
+    walletKeyHex: walletKey.hex,
   });
   const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken });
   const running = await serve(app, {

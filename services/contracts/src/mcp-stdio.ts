@@ -5,6 +5,7 @@ import { systemClock } from '@platform/kit/clock';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
+import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import pino from 'pino';
 import { serviceName, serviceVersion } from './app.ts';
 import { ensureLocalChain } from './chains/local-chain.ts';
@@ -16,7 +17,6 @@ import { callerDidOf } from './routes/caller.ts';
 import { createToolchain } from './toolchain.ts';
 import { toolTable } from './tools/index.ts';
 import { ToolInvoker } from './tools/invoke.ts';
-import { walletKeyHex } from './wallet/key-vault.ts';
 
 /** A running stdio server; `closed` resolves once stdin has ended (or `close` was called) and everything is stopped. */
 export interface StdioServer {
@@ -43,7 +43,7 @@ export async function runStdio(env: Env): Promise<StdioServer> {
   const toolchain = createToolchain(config, logger);
   // Loads solc and the test process while the client initialises; a failure surfaces on the first compile.
   toolchain.warm().catch((error: unknown) => logger.warn({ err: error }, 'toolchain warm-up failed'));
-  const walletKey = walletKeyHex(config.walletKeyHex, config.dataDir);
+  const walletKey = secretFromSettingOrFile(config.walletKeyHex, config.dataDir, 'wallet.key', 'CONTRACTS_WALLET_KEY');
   const engine = createEngine({
     db: database.db,
     clock: systemClock,
@@ -51,7 +51,7 @@ export async function runStdio(env: Env): Promise<StdioServer> {
     toolchain,
     chains: config.chains,
     policy: config.policy,
-    walletKeyHex: walletKey.keyHex,
+    walletKeyHex: walletKey.hex,
   });
   const invoker = new ToolInvoker(toolTable(engine), logger);
 

@@ -6,12 +6,12 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { recordingChain } from './chain/settlement-chain.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { SettlementSchema } from './db/schema.ts';
-import { sequencerSeed } from './ledger/key-file.ts';
 import { sequencerKey } from './ledger/ledger-key.ts';
 import { LogView } from './ledger/log-view.ts';
 import { Sequencer } from './ledger/sequencer.ts';
@@ -27,8 +27,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   if (config.agentAuthSecret === '')
     logger.warn('SETTLEMENT_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
-  const seed = sequencerSeed(config.sequencerKeyHex, config.dataDir);
-  const key = sequencerKey(privateKeyFromSeed(seed.seedHex), config.checkpointOrigin);
+  const seed = secretFromSettingOrFile(config.sequencerKeyHex, config.dataDir, 'sequencer.key', 'SETTLEMENT_SEQUENCER_KEY');
+  const key = sequencerKey(privateKeyFromSeed(seed.hex), config.checkpointOrigin);
   const database = await openDatabase<SettlementSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;

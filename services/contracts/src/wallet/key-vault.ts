@@ -1,7 +1,4 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ConfigError } from '@platform/kit/config';
 import type { Hex } from 'viem';
 
 /**
@@ -35,25 +32,4 @@ export class KeyVault {
     const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
     return `0x${plain.toString('hex')}`;
   }
-}
-
-/**
- * The wallet key: CONTRACTS_WALLET_KEY when set; otherwise (development only, main refuses this in production)
- * a key generated once into DATA_DIR/wallet.key, readable by the owner only, so wallets survive restarts.
- */
-export function walletKeyHex(configured: string, dataDir: string): { keyHex: string; source: string } {
-  if (configured !== '') return { keyHex: configured, source: 'CONTRACTS_WALLET_KEY' };
-  const path = join(dataDir, 'wallet.key');
-  try {
-    const stored = readFileSync(path, 'utf8').trim();
-    if (!/^[0-9a-f]{64}$/.test(stored)) throw new ConfigError(`${path} does not hold a 64-hex wallet key`);
-    return { keyHex: stored, source: path };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const keyHex = randomBytes(32).toString('hex');
-  // 'wx': never overwrite a key another process wrote first.
-  writeFileSync(path, `${keyHex}\n`, { mode: 0o600, flag: 'wx' });
-  return { keyHex, source: `${path} (generated)` };
 }
