@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
 import { type Child, forkChild, serveChild } from '../../settlement/bench/child.ts';
 
 /*
@@ -88,6 +88,11 @@ function post(target: Target, body: string, onData?: (chunk: Buffer) => void): P
   });
 }
 
+async function callOutcome(target: Target, body: string): Promise<Outcome> {
+  const answer = await post(target, body);
+  return answer.status === 200 ? { ok: true } : { ok: false, label: `${answer.status} ${answer.error ?? ''}`.trim() };
+}
+
 function result(ok: number, errors: Map<string, number>, latencies: number[], seconds: number, cpu: NodeJS.CpuUsage, wallMs: number): CallRun {
   return {
     ok,
@@ -107,69 +112,20 @@ const handlers = {
     targets.set('gateway', { base: new URL(args.gateway.url), headers: args.gateway.headers });
   },
 
-  /** Open loop: call i is due at t0 + i/rate whatever happened before, and its latency counts from that due time. */
+  /** Open loop at a fixed rate, latency from each call's due time (testkit openLoop). */
   async openLoop(args: { target: Target; body: string; rate: number; durationMs: number }): Promise<CallRun> {
     const cpu0 = process.cpuUsage();
-    const total = Math.round((args.rate * args.durationMs) / 1000);
-    const interval = 1000 / args.rate;
-    const latencies: number[] = [];
-    const errors = new Map<string, number>();
-    let ok = 0;
-    let last = 0;
-    const t0 = performance.now() + 5;
-    await new Promise<void>((resolve) => {
-      let sent = 0;
-      let answered = 0;
-      const tick = (): void => {
-        const now = performance.now();
-        while (sent < total && t0 + sent * interval <= now) {
-          const due = t0 + sent * interval;
-          sent++;
-          void post(args.target, args.body).then((answer) => {
-            last = performance.now();
-            if (answer.status === 200) {
-              ok++;
-              latencies.push(last - due);
-            } else {
-              const label = `${answer.status} ${answer.error ?? ''}`.trim();
-              errors.set(label, (errors.get(label) ?? 0) + 1);
-            }
-            if (++answered === total) resolve();
-          });
-        }
-        if (sent < total) setTimeout(tick, Math.max(0, t0 + sent * interval - performance.now()));
-      };
-      setTimeout(tick, 5);
-    });
-    return result(ok, errors, latencies, (last - t0) / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+    const t0 = performance.now();
+    const run = await openLoop(args.rate, args.durationMs, () => callOutcome(args.target, args.body));
+    return result(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
-  /** Closed loop: `concurrency` callers each keep one call in flight for `durationMs`. */
+  /** Closed loop: `concurrency` callers each keep one call in flight for `durationMs` (testkit closedLoop). */
   async closedLoop(args: { target: Target; body: string; concurrency: number; durationMs: number }): Promise<CallRun> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const end = t0 + args.durationMs;
-    const latencies: number[] = [];
-    const errors = new Map<string, number>();
-    let ok = 0;
-    const lane = async (): Promise<void> => {
-      while (performance.now() < end) {
-        const sent = performance.now();
-        const answer = await post(args.target, args.body);
-        const done = performance.now();
-        if (done > end) return;
-        if (answer.status === 200) {
-          ok++;
-          latencies.push(done - sent);
-        } else {
-          const label = `${answer.status} ${answer.error ?? ''}`.trim();
-          errors.set(label, (errors.get(label) ?? 0) + 1);
-          await sleep(1);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: args.concurrency }, lane));
-    return result(ok, errors, latencies, args.durationMs / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+    const run = await closedLoop(args.concurrency, args.durationMs, () => callOutcome(args.target, args.body));
+    return result(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
   /** `count` streams, `concurrency` at a time: time to first byte, and how late each later chunk arrives. */

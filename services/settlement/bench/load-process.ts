@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
 import { max, percentile } from '../../scheduler/bench/stats.ts';
 import { type Child, forkChild, serveChild } from './child.ts';
 
@@ -70,6 +70,11 @@ function post(path: string, payload: object, token: string | undefined, wantBody
     req.on('error', (error) => resolve({ status: 0, body: (error as NodeJS.ErrnoException).code ?? error.message }));
     req.end(text);
   });
+}
+
+async function payOutcome(): Promise<Outcome> {
+  const answer = await pay();
+  return answer.status === 200 ? { ok: true } : { ok: false, label: errorLabel(answer) };
 }
 
 function errorLabel(answer: Answer): string {
@@ -139,84 +144,24 @@ const handlers = {
     return { seconds: (performance.now() - started) / 1000 };
   },
 
-  /**
-   * Closed loop: `concurrency` payers each keep one pay in flight for `durationMs`. Counts answers that
-   * arrive inside the window; the few still in flight at its end are drained but not counted.
-   */
+  /** Closed loop: `concurrency` payers each keep one pay in flight for `durationMs` (testkit closedLoop). */
   async closedLoop(args: { concurrency: number; durationMs: number }): Promise<RunResult> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const end = t0 + args.durationMs;
-    const latencies: number[] = [];
-    const errors = new Map<string, number>();
-    let ok = 0;
-    const lane = async (): Promise<void> => {
-      while (performance.now() < end) {
-        const sent = performance.now();
-        const answer = await pay();
-        const received = performance.now();
-        if (received > end) return;
-        if (answer.status === 200) {
-          ok++;
-          latencies.push(received - sent);
-        } else {
-          const label = errorLabel(answer);
-          errors.set(label, (errors.get(label) ?? 0) + 1);
-          // A refusing service answers in microseconds; do not turn the run into an error spin.
-          await sleep(1);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: args.concurrency }, lane));
-    return summarise(ok, errors, latencies, args.durationMs / 1000, process.cpuUsage(cpu0), performance.now() - t0);
+    const run = await closedLoop(args.concurrency, args.durationMs, payOutcome);
+    return summarise(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
-  /**
-   * Open loop: pay i is due at t0 + i/rate whatever happened to earlier ones, and its latency runs from
-   * that due time (not from when it was actually sent) to its answer, so a stall is charged to every pay
-   * it delayed instead of hiding them (coordinated omission).
-   */
+  /** Open loop at a fixed rate, latency from each pay's due time (testkit openLoop). */
   async openLoop(args: { rate: number; durationMs: number }): Promise<RunResult> {
     const cpu0 = process.cpuUsage();
-    const total = Math.round((args.rate * args.durationMs) / 1000);
-    const interval = 1000 / args.rate;
-    const latencies: number[] = [];
-    const sendLags: number[] = [];
-    const errors = new Map<string, number>();
-    let ok = 0;
-    let lastAnswer = 0;
-    const t0 = performance.now() + 5;
-    await new Promise<void>((resolve) => {
-      let sentCount = 0;
-      let answered = 0;
-      const tick = (): void => {
-        const now = performance.now();
-        while (sentCount < total && t0 + sentCount * interval <= now) {
-          const due = t0 + sentCount * interval;
-          sentCount++;
-          sendLags.push(now - due);
-          void pay().then((answer) => {
-            lastAnswer = performance.now();
-            if (answer.status === 200) {
-              ok++;
-              latencies.push(lastAnswer - due);
-            } else {
-              const label = errorLabel(answer);
-              errors.set(label, (errors.get(label) ?? 0) + 1);
-            }
-            if (++answered === total) resolve();
-          });
-        }
-        if (sentCount < total) setTimeout(tick, Math.max(0, t0 + sentCount * interval - performance.now()));
-      };
-      setTimeout(tick, 5);
-    });
-    const seconds = (lastAnswer - t0) / 1000;
-    const result = summarise(ok, errors, latencies, seconds, process.cpuUsage(cpu0), performance.now() - t0);
+    const t0 = performance.now();
+    const run = await openLoop(args.rate, args.durationMs, payOutcome);
+    const result = summarise(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
     return {
       ...result,
       sendLagP99: percentile(
-        sendLags.sort((a, b) => a - b),
+        run.sendLags.sort((x, y) => x - y),
         99,
       ),
     };

@@ -1,6 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import { type Kysely, sql } from 'kysely';
-import type { GatewaySchema, LedgerBasis, LedgerKind } from '../db/schema.ts';
+import type { GatewaySchema } from '../db/schema.ts';
+import type { LedgerEntry } from '../metering/budget.repository.ts';
 
 export const rollupDimensions = ['intent', 'goal', 'kind_route', 'model', 'slot'] as const;
 export type RollupDimension = (typeof rollupDimensions)[number];
@@ -25,23 +26,10 @@ export interface RollupRow {
   costUnits: bigint;
 }
 
-export interface LedgerRow {
+/** A ledger entry as stored: the booking plus its id and time. */
+export interface LedgerRow extends LedgerEntry {
   id: string;
-  actor: string;
-  day: string;
   createdAt: Date;
-  slot: string;
-  model: string;
-  kind: LedgerKind;
-  streamed: boolean;
-  rateTableVersion: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUnits: bigint;
-  basis: LedgerBasis;
-  intentId: string | null;
-  goalId: string | null;
-  kindRoute: string | null;
 }
 
 export interface DayRange {
