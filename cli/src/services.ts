@@ -12,6 +12,7 @@ export const services: readonly ServiceEntry[] = [
   { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
   { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
+  { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

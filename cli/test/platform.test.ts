@@ -76,10 +76,10 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^contracts\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /^memory\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
-    for (const name of ['scheduler', 'settlement', 'gateway', 'contracts']) {
+    for (const name of ['scheduler', 'settlement', 'gateway', 'contracts', 'memory']) {
       const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
       const [, url, data] = row.split(/\s{2,}/);
       assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { uuidv7 } from './ids.ts';
+import { monotonicUuidv7, uuidv7 } from './ids.ts';
 
 const uuidv7Pattern = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -37,5 +37,18 @@ describe('uuidv7', () => {
   it('differs between two ids made in the same millisecond', () => {
     const at = Date.UTC(2026, 0, 1);
     assert.notEqual(uuidv7(at), uuidv7(at));
+  });
+});
+
+describe('monotonicUuidv7', () => {
+  it('sorts in creation order within one millisecond, across a counter overflow and when the clock steps back', () => {
+    const ids = [
+      ...Array.from({ length: 5000 }, () => monotonicUuidv7(1_800_000_000_000)),
+      monotonicUuidv7(1_799_999_999_000),
+      monotonicUuidv7(1_800_000_000_500),
+    ];
+    for (const id of ids) assert.match(id, uuidv7Pattern);
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
   });
 });

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { parseAmount } from '@platform/kit/money';
 import { testEngines } from '@platform/testkit/databases';
+import { seededRandom } from '@platform/testkit/seeded-random';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { payoutBindingMessage } from '../src/accounts/payout-binding.ts';
 import { openCheckpoint } from '../src/receipts/checkpoint.ts';
@@ -20,18 +21,6 @@ const micros = (amount: string) => {
 };
 const fromHex = (hex: string) => Buffer.from(hex.replace(/^0x/, ''), 'hex');
 
-/** A small seeded generator, so a failing run can be replayed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 for (const engine of testEngines()) {
   describe(`ledger invariants under concurrent random load on ${engine.name}`, () => {
     let s: Settlement;
@@ -42,7 +31,7 @@ for (const engine of testEngines()) {
 
     test('no negative balance, money conserved, fully reserved, every receipt, checkpoint and balance proof verifies', async () => {
       const seed = Number(process.env.INVARIANT_SEED ?? Date.now() % 100_000);
-      const next = random(seed);
+      const next = seededRandom(seed);
       const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T;
       const team: Array<Awaited<ReturnType<Settlement['fundedAgent']>>> = [];
       for (let i = 0; i < agents; i++) {

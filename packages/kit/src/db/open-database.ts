@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -28,6 +28,8 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL schema for this service's tables, created when missing (lets services share one database). */
   schema?: string | undefined;
   poolSize?: number;
+  /** PGlite extensions to load (e.g. pgvector); a service still runs `CREATE EXTENSION` in its migrations. */
+  pgliteExtensions?: Extensions;
   logger: Logger;
 }
 
@@ -46,7 +48,10 @@ export async function openDatabase<Schema>(options: OpenDatabaseOptions): Promis
 
 async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Database<Schema>> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(options.dataDir, { parsers: { [int8]: (value: string) => BigInt(value) } });
+  const pglite = await PGlite.create(options.dataDir, {
+    parsers: { [int8]: (value: string) => BigInt(value) },
+    ...(options.pgliteExtensions ? { extensions: options.pgliteExtensions } : {}),
+  });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
   return {
     kind: 'pglite',
@@ -68,7 +73,9 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   const clientConfig: pg.ClientConfig = {
     connectionString: url,
     connectionTimeoutMillis: 5000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // `public` after the service's schema: extensions (pgvector) are installed there once per database, shared by
+    // every service schema, and must stay visible from each.
+    ...(schema ? { options: `-c search_path=${schema},public` } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === int8 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],

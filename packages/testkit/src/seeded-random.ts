@@ -1,0 +1,16 @@
+/**
+ * Mulberry32: a small, fast generator of numbers in [0, 1) from a seed, so a randomised test or a generated corpus
+ * can be replayed exactly.
+ *
+ * @example const next = seededRandom(42); const roll = next();
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}

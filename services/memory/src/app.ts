@@ -1,0 +1,35 @@
+import { createServiceApp } from '@platform/kit/http/create-app';
+import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { Logger } from 'pino';
+import { limits } from './limits.ts';
+import type { MemoryService } from './memory/memory-service.ts';
+import { registerJsonRoutes } from './routes/json-routes.ts';
+import { registerMcpRoute } from './routes/mcp-route.ts';
+import { ToolInvoker } from './tools/invoke.ts';
+import { memoryTools } from './tools/memory-tools.ts';
+
+export const serviceName = 'memory';
+export const serviceVersion = '0.1.0';
+
+const instructions =
+  'Long-term memory for this user. Call recall with the user message (or the conversation) before answering; call remember with self-contained statements worth keeping (facts, preferences, events, procedures); when a fact changes, remember the new one with supersedes (or the same key). Memories live in scopes; "default" unless told otherwise.';
+
+export interface AppDeps {
+  service: MemoryService;
+  ping: () => Promise<boolean>;
+  logger: Logger;
+  /** MEMORY_MCP_TOKEN; empty leaves every route open. */
+  token: string;
+}
+
+/** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
+export function buildApp(deps: AppDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes });
+  requireTransportBearer(app, { token: deps.token, publicPaths: ['/healthz'] });
+  registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  const invoker = new ToolInvoker(memoryTools(deps.service), deps.logger);
+  registerMcpRoute(app, { invoker, serverInfo: { name: `platform-${serviceName}`, version: serviceVersion }, instructions });
+  registerJsonRoutes(app, invoker);
+  return app;
+}

@@ -1,0 +1,71 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import type { ToolInvoker } from '../tools/invoke.ts';
+
+export interface McpRouteOptions {
+  invoker: ToolInvoker;
+  serverInfo: { name: string; version: string };
+  instructions: string;
+}
+
+/** An MCP server answering the tool table; one per request, since the transport is stateless. */
+function mcpServer(options: McpRouteOptions): Server {
+  const server = new Server(options.serverInfo, { capabilities: { tools: { listChanged: false } }, instructions: options.instructions });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: options.invoker.list().map((tool) => ({
+      name: tool.name,
+      title: tool.annotations.title,
+      description: tool.description,
+      inputSchema: tool.input as { type: 'object'; properties?: Record<string, object> },
+      annotations: tool.annotations,
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = options.invoker.get(request.params.name);
+    const outcome = await options.invoker.call(request.params.name, request.params.arguments ?? {});
+    // Every refusal is a tool result the model can read and correct, as MCP wants, not a protocol error.
+    if (!outcome.ok) return { isError: true, content: [{ type: 'text', text: `${outcome.error.code}: ${outcome.error.message}` }] };
+    const structured = outcome.result as Record<string, unknown>;
+    const text = tool?.text?.(outcome.result) ?? JSON.stringify(outcome.result);
+    return { content: [{ type: 'text', text }], structuredContent: structured };
+  });
+  return server;
+}
+
+const methodNotAllowed = {
+  jsonrpc: '2.0',
+  error: { code: -32000, message: 'this server is stateless: POST JSON-RPC messages to /mcp; there is no stream to GET or session to DELETE' },
+  id: null,
+} as const;
+
+/**
+ * MCP over Streamable HTTP at /mcp, stateless: every POST carries whole JSON-RPC messages and gets its answer
+ * on that request (as an SSE stream or JSON, as the client accepts), so any instance can serve any request.
+ */
+export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): void {
+  app.post('/mcp', {
+    // A body that is not JSON is a JSON-RPC parse error, not the HTTP envelope.
+    errorHandler: (error, _request, reply) => {
+      const code = (error as { code?: unknown }).code;
+      if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+        return reply.status(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'parse error: the body is not valid JSON' }, id: null });
+      throw error;
+    },
+    handler: async (request, reply) => {
+      const server = mcpServer(options);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      reply.hijack();
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  });
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({ method, url: '/mcp', handler: async (_request, reply) => reply.status(405).header('allow', 'POST').send(methodNotAllowed) });
+  }
+}
