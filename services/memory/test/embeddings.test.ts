@@ -93,6 +93,12 @@ for (const engine of testEngines()) {
       assert.ok(Math.abs(top.why.similarity - expected) < 1e-3, `similarity ${top.why.similarity} is the cosine of the two vectors (${expected})`);
       assert.ok(top.why.similarity > 0.5);
       assert.match(top.why.summary, /semantic similarity/);
+      // The Volvo and the flat are the vector index's next neighbours, but far less similar: not worth the budget.
+      assert.deepEqual(
+        recalled.memories.map((memory: { id: string }) => memory.id),
+        [physician],
+        'memories found only by meaning and far less similar than the best are left out',
+      );
 
       // The same data on a server without embeddings: keyword recall works, but it cannot find the paraphrase.
       const plain = await freshDatabase(engine);
