@@ -10,6 +10,8 @@ import { test } from 'node:test';
 const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
 const repoRoot = join(import.meta.dirname, '..', '..');
 const limitMs = 20_000;
+// `up` opens a PGlite per service in turn, a few seconds each on a loaded 2-core CI machine.
+const upLimitMs = 90_000;
 
 /** The test's environment minus anything that would point a service at a real database or production mode. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -76,7 +78,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^memory\s+http:\/\//, stdout), limitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /^memory\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
     for (const name of ['scheduler', 'settlement', 'gateway', 'contracts', 'memory']) {
