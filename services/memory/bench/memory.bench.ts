@@ -80,9 +80,9 @@ const timed = async (count: number, run: (index: number) => Promise<void>) => {
 };
 
 console.log(`\nscale: ${corpusSize} memories on PostgreSQL`);
-const temp = await createTempDatabase(adminUrl);
 const corpus = syntheticMemories(corpusSize);
 const probes = syntheticQueries(calls + 100);
+const temp = await createTempDatabase(adminUrl);
 const env = { DATABASE_URL: temp.url, MEMORY_MCP_TOKEN: token };
 try {
   const first = await startMemoryProcess(env);
