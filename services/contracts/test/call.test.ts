@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
-import { encodeErrorResult, encodeFunctionData, getAddress, type PublicClient, parseAbi } from 'viem';
-import type { LocalNode } from '../src/chains/local-node.ts';
-import { chainClient } from './chain-client.ts';
+import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi } from 'viem';
 import { counter } from './fixtures/projects.ts';
-import { alice, bob, type Contracts, closeSharedToolchain, startContracts, startTestChain } from './harness.ts';
+import { alice, bob, type Contracts, startContracts, useTestChain } from './harness.ts';
 
-let chain: LocalNode;
-let client: PublicClient;
-before(async () => {
-  chain = await startTestChain();
-  client = chainClient(chain.url);
-});
-after(async () => {
-  await chain.stop();
-  await closeSharedToolchain();
-});
+const chain = useTestChain();
 
 const counterAbi = parseAbi([
   'function count() view returns (uint256)',
@@ -104,7 +93,7 @@ for (const engine of testEngines()) {
         const [event] = response.body.data.events;
         assert.equal(event.name, 'Incremented');
         assert.deepEqual(event.args, { by: owner, count: '8' });
-        assert.equal(await client.readContract({ address, abi: counterAbi, functionName: 'count' }), 8n);
+        assert.equal(await chain.client.readContract({ address, abi: counterAbi, functionName: 'count' }), 8n);
       });
 
       test('a write that would revert is refused before signing with the revert decoded', async () => {
@@ -155,7 +144,7 @@ for (const engine of testEngines()) {
 
       test('contract and project_id give the ABI for any address', async () => {
         const response = await call({ method: 'count', contract: 'Counter', project_id: projectId });
-        assert.equal(response.body.data.decoded, String(await client.readContract({ address, abi: counterAbi, functionName: 'count' })));
+        assert.equal(response.body.data.decoded, String(await chain.client.readContract({ address, abi: counterAbi, functionName: 'count' })));
         const wrong = await call({ method: 'count', contract: 'Counter', project_id: 'no-such-project' });
         assert.equal(wrong.status, 404);
       });

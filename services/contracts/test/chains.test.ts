@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
-import type { LocalNode } from '../src/chains/local-node.ts';
-import { type Contracts, closeSharedToolchain, startContracts, startTestChain } from './harness.ts';
+import { type Contracts, startContracts, useTestChain } from './harness.ts';
 
-let chain: LocalNode;
-before(async () => {
-  chain = await startTestChain();
-});
-after(async () => {
-  await chain.stop();
-  await closeSharedToolchain();
-});
+const chain = useTestChain();
 
 for (const engine of testEngines()) {
   describe(`chains on ${engine.name}`, () => {

@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
-import { type Address, type PublicClient, parseAbi } from 'viem';
-import type { LocalNode } from '../src/chains/local-node.ts';
-import { chainClient, nonceOf } from './chain-client.ts';
+import { type Address, parseAbi } from 'viem';
+import { nonceOf } from './chain-client.ts';
 import { counter } from './fixtures/projects.ts';
-import { alice, bob, type Contracts, closeSharedToolchain, startContracts, startTestChain } from './harness.ts';
+import { alice, bob, type Contracts, startContracts, useTestChain } from './harness.ts';
 
-let chain: LocalNode;
-let client: PublicClient;
-before(async () => {
-  chain = await startTestChain();
-  client = chainClient(chain.url);
-});
-after(async () => {
-  await chain.stop();
-  await closeSharedToolchain();
-});
+const chain = useTestChain();
 
 const counterAbi = parseAbi(['function count() view returns (uint256)', 'function owner() view returns (address)']);
 
@@ -48,35 +38,35 @@ for (const engine of testEngines()) {
         assert.equal(data.chain_id, 31337);
         assert.equal(data.replayed, false);
         // What the chain itself says, through viem.
-        assert.equal(await client.readContract({ address: data.address, abi: counterAbi, functionName: 'count' }), 7n);
-        assert.equal(await client.readContract({ address: data.address, abi: counterAbi, functionName: 'owner' }), data.deployer);
-        const receipt = await client.getTransactionReceipt({ hash: data.tx_hash });
+        assert.equal(await chain.client.readContract({ address: data.address, abi: counterAbi, functionName: 'count' }), 7n);
+        assert.equal(await chain.client.readContract({ address: data.address, abi: counterAbi, functionName: 'owner' }), data.deployer);
+        const receipt = await chain.client.getTransactionReceipt({ hash: data.tx_hash });
         assert.equal(receipt.contractAddress?.toLowerCase(), data.address.toLowerCase());
       });
 
       test("a new wallet on the local chain is funded from the node's dev account", async () => {
         const response = await deploy('funded', {}, bob);
-        const balance = await client.getBalance({ address: response.body.data.deployer as Address });
+        const balance = await chain.client.getBalance({ address: response.body.data.deployer as Address });
         assert.ok(balance > 99n * 10n ** 18n && balance < 100n * 10n ** 18n, `balance ${balance}`);
       });
 
       test('the same key and chain return the recorded deployment and sign nothing', async () => {
         const first = await deploy('again');
-        const nonce = await nonceOf(client, first.body.data.deployer);
+        const nonce = await nonceOf(chain.client, first.body.data.deployer);
         const replay = await deploy('again');
         assert.equal(replay.status, 200);
         assert.equal(replay.body.data.replayed, true);
         assert.equal(replay.body.data.address, first.body.data.address);
         assert.equal(replay.body.data.tx_hash, first.body.data.tx_hash);
-        assert.equal(await nonceOf(client, first.body.data.deployer), nonce);
+        assert.equal(await nonceOf(chain.client, first.body.data.deployer), nonce);
       });
 
       test('concurrent deploys with one key send one transaction; the others get the record, pending or done', async () => {
         const deployer = (await deploy('warm-up-wallet')).body.data.deployer as Address;
-        const nonce = await nonceOf(client, deployer);
+        const nonce = await nonceOf(chain.client, deployer);
         const responses = await Promise.all([deploy('race'), deploy('race'), deploy('race')]);
         for (const response of responses) assert.equal(response.status, 200, JSON.stringify(response.body));
-        assert.equal(await nonceOf(client, deployer), nonce + 1);
+        assert.equal(await nonceOf(chain.client, deployer), nonce + 1);
         const hashes = new Set(responses.map((response) => response.body.data.tx_hash).filter((hash) => hash !== null));
         assert.ok(hashes.size <= 1);
         assert.equal(responses.filter((response) => !response.body.data.replayed).length, 1);
@@ -145,13 +135,13 @@ for (const engine of testEngines()) {
 
       test('value plus maximum fee over spend_cap_wei is refused before signing, and the key stays free', async () => {
         const deployer = (await deploy('warm-up-cap')).body.data.deployer as Address;
-        const nonce = await nonceOf(client, deployer);
+        const nonce = await nonceOf(chain.client, deployer);
         const refused = await deploy('capped', { spend_cap_wei: '1000' });
         assert.equal(refused.status, 403);
         assert.equal(refused.body.error?.reason, 'spend_cap_exceeded');
         assert.equal(refused.body.error?.cap_wei, '1000');
         assert.ok(BigInt(refused.body.error?.max_cost_wei as string) > 1000n);
-        assert.equal(await nonceOf(client, deployer), nonce, 'nothing was signed');
+        assert.equal(await nonceOf(chain.client, deployer), nonce, 'nothing was signed');
         const retried = await deploy('capped', { spend_cap_wei: '0x16345785d8a0000' });
         assert.equal(retried.status, 200);
         assert.equal(retried.body.data.status, 'confirmed');

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { testEngines } from '@platform/testkit/databases';
-import type { LocalNode } from '../src/chains/local-node.ts';
 import { minimalTests } from './fixtures/minimal-test.ts';
 import { counter } from './fixtures/projects.ts';
-import { alice, type Contracts, closeSharedToolchain, startContracts, startTestChain, transportToken, walletKeyHex } from './harness.ts';
+import { alice, type Contracts, startContracts, transportToken, useTestChain, walletKeyHex } from './harness.ts';
 import { RecordingStdioTransport } from './stdio-client.ts';
 
 const nineTools = [
@@ -24,14 +23,7 @@ const nineTools = [
 ];
 const readOnlyTools = ['tachyon_compile', 'tachyon_test', 'tachyon_simulate', 'tachyon_chain_list', 'tachyon_artifact_get', 'tachyon_registry_lookup'];
 
-let chain: LocalNode;
-before(async () => {
-  chain = await startTestChain();
-});
-after(async () => {
-  await chain.stop();
-  await closeSharedToolchain();
-});
+const chain = useTestChain();
 
 for (const engine of testEngines()) {
   describe(`HTTP and POST /rpc on ${engine.name}`, () => {

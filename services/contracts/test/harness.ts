@@ -1,8 +1,10 @@
+import { after, before } from 'node:test';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import type { PublicClient } from 'viem';
 import { buildApp } from '../src/app.ts';
 import { type LocalNode, startAnvil } from '../src/chains/local-node.ts';
 import type { ChainSettings, CustodyPolicy } from '../src/config.ts';
@@ -10,6 +12,7 @@ import { migrations } from '../src/db/migrations.ts';
 import type { ContractsSchema } from '../src/db/schema.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { createToolchain, type Toolchain } from '../src/toolchain.ts';
+import { chainClient } from './chain-client.ts';
 
 export const transportToken = 'test-contract-token';
 export const walletKeyHex = '4f'.repeat(32);
@@ -111,3 +114,40 @@ export async function startContracts(engineKind: TestEngine, options: HarnessOpt
 }
 
 export type Contracts = Awaited<ReturnType<typeof startContracts>>;
+
+/** The file's local chain: its RPC URL and a viem client reading it. */
+export interface TestChain {
+  readonly url: string;
+  readonly client: PublicClient;
+}
+
+/**
+ * One anvil for the test file: started in a file-level `before`, stopped with the shared toolchain in `after`.
+ * Read `url` and `client` inside tests (they exist once `before` ran).
+ *
+ * @example const chain = useTestChain(); … startContracts(engine, { localRpcUrl: chain.url })
+ */
+export function useTestChain(): TestChain {
+  let node: LocalNode | undefined;
+  let client: PublicClient | undefined;
+  before(async () => {
+    node = await startTestChain();
+    client = chainClient(node.url);
+  });
+  after(async () => {
+    await node?.stop();
+    await closeSharedToolchain();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the test chain is read before its before() hook ran');
+    return value;
+  };
+  return {
+    get url() {
+      return started(node).url;
+    },
+    get client() {
+      return started(client);
+    },
+  };
+}

@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
-import type { Address, PublicClient } from 'viem';
-import type { LocalNode } from '../src/chains/local-node.ts';
+import type { Address } from 'viem';
 import { KeyVault } from '../src/wallet/key-vault.ts';
-import { chainClient, nonceOf } from './chain-client.ts';
+import { nonceOf } from './chain-client.ts';
 import { counter } from './fixtures/projects.ts';
-import { alice, type Contracts, closeSharedToolchain, startContracts, startTestChain, walletKeyHex } from './harness.ts';
+import { alice, type Contracts, startContracts, useTestChain, walletKeyHex } from './harness.ts';
 
-let chain: LocalNode;
-let client: PublicClient;
-before(async () => {
-  chain = await startTestChain();
-  client = chainClient(chain.url);
-});
-after(async () => {
-  await chain.stop();
-  await closeSharedToolchain();
-});
+const chain = useTestChain();
 
 const ether = 10n ** 18n;
 
@@ -53,14 +43,14 @@ for (const engine of testEngines()) {
     test('the daily cap counts value plus maximum fee over 24 hours, then frees up', async () => {
       const paying = await deploy('pay-1', { value: (ether / 2n).toString() });
       assert.equal(paying.status, 200, JSON.stringify(paying.body));
-      assert.equal(await client.getBalance({ address: paying.body.data.address as Address }), ether / 2n);
+      assert.equal(await chain.client.getBalance({ address: paying.body.data.address as Address }), ether / 2n);
       const deployer = paying.body.data.deployer as Address;
-      const nonce = await nonceOf(client, deployer);
+      const nonce = await nonceOf(chain.client, deployer);
       const refused = await deploy('pay-2', { value: (ether / 2n).toString() });
       assert.equal(refused.status, 403);
       assert.equal(refused.body.error?.reason, 'daily_cap_exceeded');
       assert.equal(refused.body.error?.daily_cap_wei, ether.toString());
-      assert.equal(await nonceOf(client, deployer), nonce, 'nothing was signed');
+      assert.equal(await nonceOf(chain.client, deployer), nonce, 'nothing was signed');
       c.clock.advance(24 * 3600 * 1000 + 1);
       const later = await deploy('pay-2', { value: (ether / 2n).toString() });
       assert.equal(later.status, 200, JSON.stringify(later.body));

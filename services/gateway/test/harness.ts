@@ -4,6 +4,7 @@ import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
+import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { sql } from 'kysely';
 import OpenAI from 'openai';
@@ -98,26 +99,9 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
     return new OpenAI({ baseURL: `${url}/v1`, apiKey, defaultHeaders: headers, maxRetries: 0, timeout: 20_000 });
   }
 
-  /** A plain HTTP call, for what an SDK would hide (raw bodies, missing bearers). */
-  async function http(method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; bearer?: string | null } = {}) {
-    const headers: Record<string, string> = { ...init.headers };
-    const bearer = init.bearer === undefined ? gatewayToken : init.bearer;
-    if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-    if (init.body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers,
-      ...(init.body === undefined ? {} : { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }),
-    });
-    const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: tests read whichever shape the route answers.
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, json };
+  /** A plain HTTP call, for what an SDK would hide (raw bodies, missing bearers); the gateway bearer unless told. */
+  function http(method: string, path: string, init: HttpCallInit = {}) {
+    return httpCall(url, method, path, { ...init, bearer: init.bearer === undefined ? gatewayToken : init.bearer });
   }
 
   /** Operator routes; bookings still queued are committed first, as a human operator would only ever see them later. */

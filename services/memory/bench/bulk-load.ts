@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { MemorySchema } from '../src/db/schema.ts';
-import { searchVectorSql } from '../src/memory/memory-store.ts';
+import { searchVectorSql } from '../src/memory/sql-fragments.ts';
 import type { SyntheticMemory } from './synthetic.ts';
 
 const chunk = 2_000;
@@ -25,7 +25,7 @@ export async function bulkLoad(db: Kysely<MemorySchema>, memories: readonly Synt
     await sql`
       insert into memories (id, scope, content, kind, tags, importance, created_at, fingerprint, search_vector, token_estimate)
       select r.id, ${scope}, r.content, r.kind, ${tags}, r.importance, r.created_at, memory_fingerprint(${config}::regconfig, r.content),
-             ${searchVectorSql(config, sql`r.content`, sql`array_to_string(${tags}, ' ')`)}, greatest(1, ceil(length(r.content) / 4.0))::int
+             ${searchVectorSql(config, sql`r.content`, tags, sql`null::text`)}, greatest(1, ceil(length(r.content) / 4.0))::int
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id text, content text, kind text, tags jsonb, importance real, created_at timestamptz)
       on conflict do nothing`.execute(db);
   }

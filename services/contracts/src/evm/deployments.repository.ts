@@ -1,18 +1,12 @@
 import type { Clock } from '@platform/kit/clock';
 import { type Kysely, sql } from 'kysely';
-import type { ContractsSchema, DeploymentRow, DeploymentStatus } from '../db/schema.ts';
+import type { ContractsSchema, DeploymentRow, DeploymentStatus, DeploymentTable } from '../db/schema.ts';
 
-export interface NewDeployment {
-  chain_id: number;
-  idempotency_key: string;
-  chain_profile: string;
-  deployer_did: string;
-  deployer_address: string;
-  request_hash: string;
-  project_id: string;
-  source: string;
-  contract: string;
-}
+/** What a deploy claims: the table's own columns, before status, transaction and times are known. */
+export type NewDeployment = Pick<
+  DeploymentTable,
+  'idempotency_key' | 'chain_profile' | 'deployer_did' | 'deployer_address' | 'request_hash' | 'project_id' | 'source' | 'contract'
+> & { chain_id: number };
 
 /** Deployment records: claimed before signing, so a key can never lead to two transactions. */
 export class DeploymentsRepository {

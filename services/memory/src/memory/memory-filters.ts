@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { MemoryKind } from '../db/schema.ts';
-import { textArray } from './memory-store.ts';
+import { textArray } from './sql-fragments.ts';
 
 /** What a recall or search may look at. Erased memories are never read. */
 export interface MemoryFilters {

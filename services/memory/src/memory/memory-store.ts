@@ -1,13 +1,14 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { monotonicUuidv7 } from '@platform/kit/ids';
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { MemoryKind, MemorySchema } from '../db/schema.ts';
 import type { Embedder } from '../embeddings/embedder.ts';
 import { type VectorBackend, vectorValue } from '../embeddings/vector-column.ts';
 import type { Lexicon } from './lexicon.ts';
 import { estimateTokens, type MemoryRow, type MemoryView, memoryColumns, statusOf, viewOf } from './memory-view.ts';
+import { searchVectorSql, textArray } from './sql-fragments.ts';
 
 export interface NewMemory {
   content: string;
@@ -42,16 +43,6 @@ export interface StoreDeps {
 }
 
 type Tx = Transaction<MemorySchema>;
-
-/** What keyword search matches: the content's stems (weight A), then the tags' and key's (weight B). */
-export function searchVectorSql(config: string, content: RawBuilder<unknown>, describing: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`setweight(to_tsvector(${config}::regconfig, ${content}), 'A') || setweight(to_tsvector(${config}::regconfig, ${describing}), 'B')`;
-}
-
-/** A text[] built from JSON, so both engines' drivers pass it the same way. */
-export function textArray(values: readonly string[]) {
-  return sql<string[]>`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
-}
 
 /** A concurrent writer took the fingerprint or key between our check and insert: run the batch again. */
 class WriteRace extends Error {}
@@ -106,14 +97,13 @@ export class MemoryStore {
         returning id`.execute(tx);
       superseded.push(...replaced.rows.map((row) => row.id));
     }
-    const describing = [...item.tags, ...(item.key === undefined ? [] : [item.key.replace(/[_.:/-]+/g, ' ')])].join(' ');
     const embedding = vector === undefined || this.deps.embedder === undefined ? null : vectorValue(this.deps.vectors, vector);
     const inserted = await sql<{ id: string; lexemes: string[] }>`
       insert into memories (id, scope, content, kind, tags, key, importance, source_conversation_id, source_intent_id, created_at,
                             fingerprint, search_vector, token_estimate, embedding, embedding_model)
       values (${id}, ${scope}, ${item.content}, ${item.kind}, ${textArray(item.tags)}, ${item.key ?? null}, ${item.importance},
               ${item.source.conversation_id ?? null}, ${item.source.intent_id ?? null}, ${now},
-              memory_fingerprint(${config}::regconfig, ${item.content}), ${searchVectorSql(config, sql`${item.content}`, sql`${describing}`)},
+              memory_fingerprint(${config}::regconfig, ${item.content}), ${searchVectorSql(config, sql`${item.content}`, textArray(item.tags), sql`${item.key ?? null}::text`)},
               ${estimateTokens(item.content)}, ${embedding}, ${embedding === null ? null : (this.deps.embedder?.model ?? null)})
       on conflict do nothing
       returning id, tsvector_to_array(search_vector) as lexemes`.execute(tx);
@@ -185,8 +175,6 @@ export class MemoryStore {
    * directly or through others. Erased links stay as tombstones.
    */
   async history(id: string): Promise<{ id: string; current: string | null; chain: HistoryEntry[] }> {
-    const start = await this.deps.db.selectFrom('memories').select('id').where('id', '=', id).executeTakeFirst();
-    if (start === undefined) throw new ServiceError('not_found', `memory ${id} not found`);
     const rows = await sql<MemoryRow>`
       with recursive newer(id, depth) as (
         select ${id}::text, 0
@@ -203,6 +191,8 @@ export class MemoryStore {
       select ${sql.join(memoryColumns.map((column) => sql.ref(`m.${column}`)))}
       from memories m join (select id, max(depth) as depth from older group by id) chain on chain.id = m.id
       order by chain.depth desc, m.created_at, m.id`.execute(this.deps.db);
+    // An unknown id reaches no row: the chain starts from the id itself.
+    if (rows.rows.length === 0) throw new ServiceError('not_found', `memory ${id} not found`);
     const chain: HistoryEntry[] = rows.rows.map((row) => ({ ...viewOf(row), supersedes: [] }));
     const byId = new Map(chain.map((entry) => [entry.id, entry]));
     for (const entry of chain) if (entry.superseded_by !== null) byId.get(entry.superseded_by)?.supersedes.push(entry.id);

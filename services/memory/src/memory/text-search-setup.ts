@@ -1,7 +1,7 @@
 import { ConfigError } from '@platform/kit/config';
 import { type Kysely, sql } from 'kysely';
 import type { MemorySchema } from '../db/schema.ts';
-import { searchVectorSql } from './memory-store.ts';
+import { searchVectorSql } from './sql-fragments.ts';
 
 /**
  * Checks the configured text search configuration exists, and when it differs from the one the stored memories
@@ -18,7 +18,7 @@ export async function prepareTextSearch(db: Kysely<MemorySchema>, config: string
     if (stored !== undefined)
       await sql`
         update memories set search_vector =
-          ${searchVectorSql(config, sql`content`, sql`array_to_string(tags, ' ') || ' ' || coalesce(regexp_replace(key, '[_.:/-]+', ' ', 'g'), '')`)}
+          ${searchVectorSql(config, sql`content`, sql`tags`, sql`key`)}
         where content is not null`.execute(tx);
     await tx
       .insertInto('memory_settings')

@@ -59,8 +59,8 @@ export class ToolInvoker {
   async call(name: string, rawArguments: unknown): Promise<ToolOutcome> {
     const entry = this.tools.get(name);
     if (entry === undefined) return { ok: false, error: new ServiceError('not_found', `no tool named ${name}`) };
-    // Ajv fills defaults in place; the caller's object is left as it was.
-    const args = structuredClone(rawArguments ?? {});
+    // Ajv fills defaults in place, on the body this request parsed (nobody else holds it).
+    const args = rawArguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args))
       return { ok: false, error: new ServiceError('invalid_request', 'arguments must be a JSON object') };
     if (!entry.validate(args)) {

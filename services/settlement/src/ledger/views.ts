@@ -1,6 +1,6 @@
 import { formatAmount } from '@platform/kit/money';
 import type { AccountTable, BatchTable, DepositTable, HoldTable, ReceiptTable, WithdrawalTable } from '../db/schema.ts';
-import type { SignedReceipt } from '../receipts/receipt.ts';
+import type { Receipt, SignedReceipt } from '../receipts/receipt.ts';
 
 /** The JSON shapes the routes answer with: amounts as 6-place decimal strings, times as ISO 8601, seqs as numbers. */
 
@@ -64,17 +64,8 @@ export function holdView(row: HoldTable): HoldView {
   };
 }
 
-/** One entry of the public transfer feed and the payload of a `transfer` stream event. */
-export interface TransferView {
-  seq: number;
-  kind: ReceiptTable['kind'];
-  from: string | null;
-  to: string | null;
-  amount: string;
-  ref: string;
-  hold_id: string | null;
-  at: string;
-}
+/** One entry of the public transfer feed and the payload of a `transfer` stream event: the receipt's movement fields. */
+export type TransferView = Omit<Receipt, 'v' | 'sequencer'>;
 
 export function transferView(row: Pick<ReceiptTable, 'seq' | 'kind' | 'from_did' | 'to_did' | 'amount' | 'ref' | 'hold_id' | 'at'>): TransferView {
   return {
