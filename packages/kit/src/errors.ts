@@ -10,6 +10,7 @@ export const errorCatalogue = {
   forbidden: { status: 403, retryable: false, meaning: 'Authenticated but not allowed' },
   not_found: { status: 404, retryable: false, meaning: 'Unknown route, or a resource unknown or not owned by the caller' },
   conflict: { status: 409, retryable: false, meaning: 'Idempotency key reused with different parameters, or a state clash' },
+  busy: { status: 409, retryable: true, meaning: 'A single-flight resource is in use (the daemon walks one intent at a time); retry when it is free' },
   payload_too_large: { status: 413, retryable: false, meaning: 'Request body over the service limit' },
   unsupported_media_type: { status: 415, retryable: false, meaning: 'Request body is not JSON' },
   rate_limited: { status: 429, retryable: true, meaning: 'Too many requests; retry later' },

@@ -134,7 +134,7 @@ for (const engine of testEngines()) {
         const unknown = await callTool('tachyon_artifact_get', { name: 'Nope', project_id: 'via-rpc' });
         assert.equal(unknown.result.isError, true);
         assert.deepEqual(unknown.result.structuredContent, {
-          error: { contract: 'Nope', code: 'not_found', message: 'unknown contract "Nope" in project via-rpc; compile it first' },
+          error: { contract: 'Nope', code: 'not_found', message: 'unknown contract "Nope" in project via-rpc; compile it first', retryable: false },
         });
         const invalid = await callTool('tachyon_compile', { sources: counter, extra: 1 });
         assert.equal(invalid.result.isError, true);

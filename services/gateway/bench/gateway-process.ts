@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
-import { type Child, forkChild, serveChild } from '../../settlement/bench/child.ts';
+import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 
 /* The gateway exactly as `node src/main.ts` runs it (start() with an env), in its own process. */
 

@@ -1,13 +1,14 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
-import { type Child, forkChild, serveChild } from '../../settlement/bench/child.ts';
+import { percentile } from '@platform/testkit/stats';
 
 /*
  * The load generator, in its own process, and the one client for both targets: the upstream called directly and
  * the gateway in front of it, with the same bodies, the same node:http keep-alive agent settings and the same
- * measurement. (node:http rather than fetch: see ../../scheduler/bench/wake-client.ts.)
+ * measurement. (node:http rather than fetch: see ARCHITECTURE.md, wake delivery.)
  */
 
 export type Target = 'direct' | 'gateway';
@@ -40,11 +41,6 @@ const epochMs = () => performance.timeOrigin + performance.now();
 const targets = new Map<Target, { base: URL; headers: Array<Record<string, string>> }>();
 let agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
 let turn = 0;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
-}
 
 function summary(values: number[]) {
   const sorted = values.sort((a, b) => a - b);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { type Child, forkChild, serveChild } from '../../settlement/bench/child.ts';
+import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 
 /*
  * A lean OpenAI-compatible upstream for the benchmark, in a process of its own so its work is not billed to the

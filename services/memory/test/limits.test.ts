@@ -41,7 +41,7 @@ for (const engine of testEngines()) {
       assert.equal(answer.status, status, `${tool} should be refused with ${status}: ${answer.text.slice(0, 300)}`);
       assert.equal(answer.json.ok, false);
       assert.equal(answer.json.error.code, code);
-      assert.equal(answer.json.error.retryable, undefined, 'a refused argument is not worth retrying');
+      assert.equal(answer.json.error.retryable, false, 'a refused argument is not worth retrying');
       if (field !== undefined) assert.equal(answer.json.error.field, field, answer.json.error.message);
       assert.ok(answer.json.error.message.length > 0);
       return answer.json.error as { message: string; field?: string };

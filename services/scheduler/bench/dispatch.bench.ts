@@ -5,11 +5,11 @@
  * Usage: npm run bench -w services/scheduler   (BENCH_DATABASE_URL: an admin URL; BENCH_BURST: N, default 10000)
  */
 import os from 'node:os';
+import { createTempDatabase } from '@platform/testkit/temp-database';
 import { runGraphileWorker } from './peers/graphile-worker.ts';
 import { runPgBoss } from './peers/pg-boss.ts';
 import type { PeerOptions, PeerResult } from './peers/types.ts';
 import { runScheduler } from './scheduler.ts';
-import { createTempDatabase } from './temp-db.ts';
 import { closeWakeClient, warmWakeClient } from './wake-client.ts';
 import { startWakeSinkProcess } from './wake-sink-process.ts';
 

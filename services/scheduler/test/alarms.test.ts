@@ -272,7 +272,10 @@ for (const engine of testEngines()) {
       });
       test('unknown routes are 404 in the envelope', async () => {
         const response = await s.call('GET', '/v1/nothing-here', { token });
-        assert.deepEqual(response, { status: 404, body: { ok: false, error: { code: 'not_found', message: 'no route for GET /v1/nothing-here' } } });
+        assert.deepEqual(response, {
+          status: 404,
+          body: { ok: false, error: { code: 'not_found', message: 'no route for GET /v1/nothing-here', retryable: false } },
+        });
       });
     });
   });

@@ -3,14 +3,14 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
-import { max, percentile } from '../../scheduler/bench/stats.ts';
-import { type Child, forkChild, serveChild } from './child.ts';
+import { max, percentile } from '@platform/testkit/stats';
 
 /*
  * The load generator, in a process of its own so its JSON and socket work is not billed to the service's
- * event loop. node:http with a keep-alive Agent, not fetch: see ../../scheduler/bench/wake-client.ts for
- * why (fetch measured ~3x slower per request on this kind of box, and undici's Agent is not installed).
+ * event loop. node:http with a keep-alive Agent, not fetch: see ARCHITECTURE.md (wake delivery) for why
+ * (fetch measured ~3x slower per request on this kind of box, and undici's Agent is not installed).
  * It reports its own CPU time per run so the table can show it was not the limit.
  */
 

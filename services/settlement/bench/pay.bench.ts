@@ -17,9 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
+import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
-import { createTempDatabase, type TempDatabase } from '../../scheduler/bench/temp-db.ts';
-import { type CpuSnapshot, cpuBetween, cpuSnapshot } from './cpu.ts';
 import { type LoadProcess, type RunResult, startLoadProcess } from './load-process.ts';
 import { type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
 

@@ -45,7 +45,7 @@ interface Envelope {
   ok: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each route answers its own data shape.
   data?: any;
-  error?: { code: string; message: string; retryable?: boolean };
+  error?: { code: string; message: string; retryable: boolean };
 }
 interface Reply {
   status: number;

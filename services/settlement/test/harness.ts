@@ -112,7 +112,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
       status: response.statusCode,
       headers: response.headers,
       // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
-      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable?: boolean; [extra: string]: unknown } },
+      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean; [extra: string]: unknown } },
     };
   }
 

@@ -1,3 +1,4 @@
+import { failure } from '@platform/kit/envelope';
 import { ServiceError } from '@platform/kit/errors';
 import { toServiceError } from '@platform/kit/http/error-handler';
 import { validatorCompiler } from '@platform/kit/http/validation';
@@ -88,7 +89,7 @@ export class ToolInvoker {
   }
 }
 
+/** `structuredContent.error` is the error member of the envelope the HTTP route would send. */
 function errorResult(error: ServiceError): ToolCallResult {
-  const body = { ...error.details, code: error.code, message: error.message, ...(error.retryable ? { retryable: true } : {}) };
-  return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: { error: body }, isError: true };
+  return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: { error: failure(error).error }, isError: true };
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { badRequest } from '../http/openai-errors.ts';
 import { formatCredit, maxCreditUnits, parseDecimal12 } from '../metering/credit.ts';
 import { actorInput, adminRoute } from './admin-inputs.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 const ActorParams = Type.Object({ actor: Type.String({ maxLength: 256 }) });
 

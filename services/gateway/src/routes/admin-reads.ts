@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { formatCredit } from '../metering/credit.ts';
 import { rollupDimensions } from '../operator/operator.repository.ts';
 import { adminRoute, PageLimit, RangeQuery, rangeInput } from './admin-inputs.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /** The operator's reads: spend per actor and day, rollups by intent, goal and more, and the ledger rows themselves. */
 export function registerAdminReadRoutes(scope: FastifyInstance, deps: RouteDeps): void {

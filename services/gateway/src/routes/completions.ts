@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { ChatBody, EmbeddingBody } from '../calls/request-bodies.ts';
 import { checkCallerHeaders } from '../http/platform-headers.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /** The OpenAI-compatible, metered routes. Their answers are the upstream's, byte for byte. */
 export function registerCompletionRoutes(scope: FastifyInstance, deps: RouteDeps): void {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Slot, slots } from '../models/model-policy.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /**
  * `GET /v1/models` in OpenAI's list shape, for clients that look before they call: the models the newest rate card

@@ -1,4 +1,4 @@
-import { summarize } from '../stats.ts';
+import { max, percentile } from '@platform/testkit/stats';
 import { type Alarm, planAlarms } from './alarm.ts';
 import type { PeerOptions, PeerResult } from './types.ts';
 
@@ -10,6 +10,29 @@ export const leadMs = (count: number): number => 2_000 + Math.ceil(count * 0.3);
 
 /** Waiting budget after the due moment: the spread, plus 30 s or 5 ms per job, whichever is longer. */
 const drainBudgetMs = (count: number, spreadMs: number): number => spreadMs + Math.max(30_000, count * 5);
+
+export interface Summary {
+  firesPerSecond: number;
+  /** Lateness percentiles in ms (receive time minus scheduled_for). */
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * firesPerSecond = count / ((lastReceiveMs - firstScheduledMs) / 1000)
+ *
+ * The window opens when the first job falls due, not when it was inserted, so insert time and the
+ * idle wait before the due moment are excluded, while detection delay (poll interval) and dispatch
+ * time are included. With a spread the window cannot be shorter than the spread, so fires/s is then
+ * bounded by the arrival rate (count / spread) and lateness is the figure that matters.
+ */
+export function summarize(latenesses: readonly number[], firstScheduledMs: number, lastReceiveMs: number, count: number): Summary {
+  const sorted = latenesses.slice().sort((a, b) => a - b);
+  // Clamp to 1 ms so a degenerate window cannot divide by zero or go negative.
+  const windowMs = Math.max(1, lastReceiveMs - firstScheduledMs);
+  return { firesPerSecond: count / (windowMs / 1000), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: max(sorted) };
+}
 
 /**
  * The measured part shared by every peer, run once its workers are already polling: plan the

@@ -2,7 +2,7 @@
  * Smoke run of the peer half of the benchmark: each peer, each shape, on its own fresh database.
  * Usage: node bench/peers/try-peers.ts [admin-url]  (default postgres://postgres@127.0.0.1:5432/postgres)
  */
-import { createTempDatabase } from '../temp-db.ts';
+import { createTempDatabase } from '@platform/testkit/temp-database';
 import { closeWakeClient, warmWakeClient } from '../wake-client.ts';
 import { startWakeSink } from '../wake-sink.ts';
 import { runGraphileWorker } from './graphile-worker.ts';

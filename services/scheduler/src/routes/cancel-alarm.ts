@@ -3,7 +3,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { principalOf } from '@platform/kit/http/principal';
 import { AlarmView, alarmView } from '../alarms/alarm-view.ts';
 import { AlarmIdParams, alarmNotFound, isAlarmId } from './get-alarm.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 export function registerCancelAlarm(app: ServiceApp, deps: RouteDeps): void {
   app.delete('/v1/alarms/:id', {

@@ -4,7 +4,7 @@ import { principalOf } from '@platform/kit/http/principal';
 import { Type } from 'typebox';
 import { createAlarm } from '../alarms/create-alarm.ts';
 import { alarmLimits as limits } from '../alarms/limits.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 const CreateAlarmBody = Type.Object(
   {

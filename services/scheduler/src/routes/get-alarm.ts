@@ -4,7 +4,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { principalOf } from '@platform/kit/http/principal';
 import { Type } from 'typebox';
 import { AlarmView, alarmView } from '../alarms/alarm-view.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /** Ids that are not UUIDs cannot name an alarm: 404 like any unknown id, without asking the database. */
 export const AlarmIdParams = Type.Object({ id: Type.String() });

@@ -5,7 +5,7 @@ import { principalOf } from '@platform/kit/http/principal';
 import { Type } from 'typebox';
 import { AlarmView, alarmView } from '../alarms/alarm-view.ts';
 import { alarmLimits as limits } from '../alarms/limits.ts';
-import type { RouteDeps } from './index.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 export function registerListAlarms(app: ServiceApp, deps: RouteDeps): void {
   app.get('/v1/alarms', {

@@ -7,8 +7,8 @@ import { checkPayoutBinding, payoutBindingMessage } from '../accounts/payout-bin
 import { accountHash } from '../balances/balance-tree.ts';
 import { emptyAccountView } from '../ledger/views.ts';
 import { tokenDid } from './authorise.ts';
-import type { RouteDeps } from './index.ts';
 import { AmountText, amountInput, didInput } from './inputs.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /** The principal's own account: balance, deposit instructions, payout binding, force-settle, dev faucet. */
 export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: boolean }): void {

@@ -3,8 +3,8 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { maxIntentWireLength } from '@platform/kit/settlement-intent';
 import { Type } from 'typebox';
 import { type Authorisation, agreeWithIntent, authorise, tokenDid } from './authorise.ts';
-import type { RouteDeps } from './index.ts';
 import { AmountText, amountInput, DidText, didInput, IdempotencyKey, idempotencyClaim, Ref, uuidInput } from './inputs.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 const Intent = Type.String({
   minLength: 1,

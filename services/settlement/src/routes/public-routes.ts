@@ -4,8 +4,8 @@ import { formatAmount } from '@platform/kit/money';
 import { Type } from 'typebox';
 import type { WindowSettings } from '../config.ts';
 import type { SequencerKey } from '../ledger/ledger-key.ts';
-import type { RouteDeps } from './index.ts';
 import { didInput, integerInput, pageLimit, uuidInput } from './inputs.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 const maxSeq = Number.MAX_SAFE_INTEGER;
 const root = /^0x[0-9a-fA-F]{64}$/;

@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 
 /*
- * A bench part in a process of its own, driven over IPC: the settlement service and the load generator
- * each get their own event loop (and their own core when the scheduler allows), so neither one's CPU
- * is counted as the other's. The parent asks `{op, args}` and awaits the child's answer.
+ * A benchmark part in a process of its own, driven over IPC: the service under test and the load generator
+ * each get their own event loop (and their own core when the OS allows), so neither one's CPU is counted as
+ * the other's. The parent asks `{op, args}` and awaits the child's answer.
  */
 
 type Handler = (args: never) => unknown;
@@ -37,7 +37,11 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-/** Forks `file` with `arg` (JSON) and waits for its ready message; `execArgv` adds node flags (--cpu-prof). */
+/**
+ * Forks `file` with `arg` (JSON) and waits for its ready message; `execArgv` adds node flags (--cpu-prof).
+ *
+ * @example const load = await forkChild<typeof handlers, null>(fileURLToPath(import.meta.url), null); await load.ask('run', { seconds: 5 });
+ */
 export async function forkChild<H extends Handlers, Info>(file: string, arg: unknown, execArgv: string[] = []): Promise<Child<H, Info>> {
   const child = fork(file, [JSON.stringify(arg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...process.execArgv, ...execArgv] });
   live.add(child);
@@ -75,7 +79,12 @@ export async function forkChild<H extends Handlers, Info>(file: string, arg: unk
   };
 }
 
-/** The child's side: answers each request with its handler's result, after announcing `info`. */
+/**
+ * The child's side: answers each request with its handler's result, after announcing `info`. The child exits
+ * when the parent goes away.
+ *
+ * @example if (import.meta.main) serveChild({ run: (args: { seconds: number }) => run(args.seconds) }, { pid: process.pid });
+ */
 export function serveChild(handlers: Handlers, info: unknown): void {
   process.on('message', async (request: Request) => {
     try {

@@ -35,8 +35,10 @@ async function dropWhenIdle(client: pg.Client, name: string): Promise<void> {
 }
 
 /**
- * Creates `bench_<random>` next to the database `adminUrl` points at, so every run (and every peer)
- * starts from empty tables and indexes instead of whatever bloat a previous run left.
+ * Creates `bench_<random>` next to the database `adminUrl` points at, so every benchmark run (and every peer)
+ * starts from empty tables and indexes instead of whatever bloat a previous run left. Drop it when done.
+ *
+ * @example const db = await createTempDatabase('postgres://postgres@127.0.0.1:5432/postgres'); try { ... } finally { await db.drop(); }
  */
 export async function createTempDatabase(adminUrl: string): Promise<TempDatabase> {
   // Hex only: the name is spliced into DDL, which cannot take bind parameters.

@@ -50,7 +50,11 @@ function postgresTicks(): Map<number, number> {
   return ticks;
 }
 
-/** Reads the machine, postgres and the `pids` given; undefined where /proc is missing. */
+/**
+ * Reads the machine, postgres and the `pids` given; undefined where /proc is missing.
+ *
+ * @example const from = cpuSnapshot([service.pid]); await run(); const used = cpuBetween(from, cpuSnapshot([service.pid]));
+ */
 export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSnapshot | undefined {
   try {
     const named = new Map<number, number>();
@@ -64,6 +68,8 @@ export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSn
 /**
  * Cores busy between two snapshots: the machine and postgres. A backend that started in between counts
  * from zero; one that ended in between is lost, so take the end snapshot while the backends still live.
+ *
+ * @example const { machine, postgres, named } = cpuBetween(from, to); console.log(machine, postgres, named(service.pid));
  */
 export function cpuBetween(
   from: CpuSnapshot | undefined,

@@ -1,0 +1,13 @@
+import type { GatewayCalls } from '../calls/gateway-calls.ts';
+import type { ModelPolicy } from '../models/model-policy.ts';
+import type { OperatorRepository } from '../operator/operator.repository.ts';
+import type { RateCardBook } from '../rate-cards/rate-card-book.ts';
+
+/** What the /v1 routes are given; in a file of its own so the route files need not import the route list. */
+export interface RouteDeps {
+  calls: GatewayCalls;
+  operator: OperatorRepository;
+  book: RateCardBook;
+  policy: ModelPolicy;
+  defaultCapUnits: bigint;
+}
