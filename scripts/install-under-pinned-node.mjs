@@ -13,5 +13,11 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1' && !alreadyPinned && npmCli) {
     stdio: 'inherit',
     env: { ...process.env, PLATFORM_PINNED_NODE_PASS: '1' },
   });
-  process.exit(result.status ?? 1);
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+// What runs from built files: the daemon's bundle, which the router starts once per user (services/daemon/scripts).
+if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
+  const { bundleDaemon } = await import('../services/daemon/scripts/bundle.mjs');
+  await bundleDaemon();
 }

@@ -1,3 +1,5 @@
+import { delegateCommand } from './delegate-command.ts';
+import { journalCommand } from './journal-command.ts';
 import { findService, serviceNames } from './services.ts';
 import { describeError, up } from './up.ts';
 
@@ -7,6 +9,9 @@ Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
+  delegate "<prose>"  hand a request to the daemon (DAEMON_URL, PLATFORM_DAEMON_TOKEN), answer its gates here,
+                   print the answer [--url <daemon url>] [--timeout <seconds>]
+  journal verify <folder>  check a daemon's signed intent journals offline [--public-key <hex>]
   help             show this text
 
 Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL and each service's own).
@@ -37,6 +42,10 @@ async function run(args: readonly string[]): Promise<number | undefined> {
     case 'serve':
       if (rest.length !== 1 || rest[0] === undefined) return usageError('serve takes exactly one service name');
       return serve(rest[0]);
+    case 'delegate':
+      return delegateCommand(rest, process.env);
+    case 'journal':
+      return journalCommand(rest, process.env);
     case 'mcp':
       if (rest.length !== 1 || rest[0] !== 'contracts') return usageError('mcp takes one service: contracts');
       return mcp();

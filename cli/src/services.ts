@@ -13,6 +13,8 @@ export const services: readonly ServiceEntry[] = [
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
   { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
   { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
+  // Last: it calls the others, and `up` hands it their addresses.
+  { name: 'daemon', load: () => import('../../services/daemon/src/main.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

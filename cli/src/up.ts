@@ -26,7 +26,7 @@ export async function up(env: Env): Promise<number> {
   for (const entry of services) {
     try {
       const { start } = await entry.load();
-      started.push(await start(serviceEnv(env, entry.name), { handleSignals: false }));
+      started.push(await start(serviceEnv(env, entry.name, started), { handleSignals: false }));
     } catch (error) {
       await stopAll(started);
       console.error(`platform up: ${entry.name} failed to start: ${describeError(error)}`);
@@ -41,18 +41,33 @@ export async function up(env: Env): Promise<number> {
   return (await stopAll(started)) ? 0 : 1;
 }
 
+/** The daemon's links to the services `up` started before it (a setting in the environment wins). */
+const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> = {
+  gateway: { setting: 'PLATFORM_GATEWAY_URL', path: '/v1' },
+  memory: { setting: 'PLATFORM_MEMORY_URL', path: '' },
+  contracts: { setting: 'PLATFORM_CONTRACTS_URL', path: '' },
+  scheduler: { setting: 'PLATFORM_SCHEDULER_URL', path: '' },
+  settlement: { setting: 'PLATFORM_SETTLEMENT_URL', path: '' },
+};
+
 /**
  * One process, several services: each needs its own port and data folder. `<NAME>_PORT` and `<NAME>_DATA_DIR`
  * (e.g. SETTLEMENT_PORT) set them per service; otherwise each keeps its default port, PORT=0 still means
- * "any free port" for all, and DATA_DIR becomes the parent of one folder per service.
+ * "any free port" for all, and DATA_DIR becomes the parent of one folder per service. The daemon is also told
+ * where the services started before it listen.
  */
-export function serviceEnv(env: Env, name: string): Env {
+export function serviceEnv(env: Env, name: string, started: readonly { name: string; url: string }[] = []): Env {
   const prefix = name.toUpperCase();
   const own: Record<string, string | undefined> = { ...env };
   const port = env[`${prefix}_PORT`] || (env.PORT === '0' ? '0' : undefined);
   const dataDir = env[`${prefix}_DATA_DIR`] || (env.DATA_DIR ? join(env.DATA_DIR, name) : undefined);
   own.PORT = port;
   own.DATA_DIR = dataDir;
+  if (name === 'daemon')
+    for (const service of started) {
+      const link = daemonLinks[service.name];
+      if (link !== undefined && !env[link.setting]) own[link.setting] = `${service.url}${link.path}`;
+    }
   return own;
 }
 

@@ -78,7 +78,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^memory\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /^daemon\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
     for (const name of ['scheduler', 'settlement', 'gateway', 'contracts', 'memory']) {
@@ -91,6 +91,12 @@ test('platform up starts every service, prints the table, each answers /healthz,
       const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
       assert.deepEqual([body.ok, body.data.db], [true, true]);
     }
+    // The daemon keeps files, not a database, and is wired to the services started before it.
+    const [, daemonUrl, daemonData] = (stdout.find((line) => line.startsWith('daemon ')) ?? '').split(/\s{2,}/);
+    assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
+    const me = (await (await fetch(`${daemonUrl}/me`)).json()) as { data: { services: Record<string, { url: string } | null> } };
+    for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
+      assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
 
     child.kill('SIGTERM');
     const [code, signal] = await within(exited, limitMs, 'platform up to exit after SIGTERM');
@@ -120,6 +126,20 @@ test('an unknown command prints usage and exits 2', async () => {
   const { code, stderr } = await runToExit(['bogus'], cleanEnv({}));
   assert.equal(code, 2);
   assert.match(stderr, /Usage: platform/);
+});
+
+test('under platform up the daemon is given the addresses of the services started before it, unless set', async () => {
+  const { serviceEnv } = await import('../src/up.ts');
+  const started = [
+    { name: 'gateway', url: 'http://127.0.0.1:9090' },
+    { name: 'memory', url: 'http://127.0.0.1:4242' },
+  ];
+  const env = serviceEnv({ PLATFORM_MEMORY_URL: 'http://memory.internal:4242' }, 'daemon', started);
+  assert.deepEqual(
+    [env.PLATFORM_GATEWAY_URL, env.PLATFORM_MEMORY_URL, env.PLATFORM_SCHEDULER_URL],
+    ['http://127.0.0.1:9090/v1', 'http://memory.internal:4242', undefined],
+  );
+  assert.equal(serviceEnv({}, 'scheduler', started).PLATFORM_GATEWAY_URL, undefined, 'only the daemon is wired');
 });
 
 test('under platform up each service gets its own port and folder from <SERVICE>_PORT, <SERVICE>_DATA_DIR and DATA_DIR', async () => {

@@ -32,6 +32,19 @@ interface Envelope<T> {
 }
 
 /**
+ * The `data` of a platform envelope, or a ServiceCallError carrying the service's code and message (or the status,
+ * when the answer is not an envelope).
+ *
+ * @example const alarms = await readEnvelope<{ alarms: AlarmView[] }>(await fetch(url, init))
+ */
+export async function readEnvelope<T>(response: Response): Promise<T> {
+  const envelope = (await response.json().catch(() => ({ ok: false }))) as Envelope<T>;
+  if (response.ok && envelope.ok && envelope.data !== undefined) return envelope.data;
+  const error = envelope.error ?? { code: 'internal', message: `unexpected ${response.status} answer` };
+  throw new ServiceCallError(response.status, error.code, error.message, error.retryable ?? false);
+}
+
+/**
  * An authenticated session with a DID-handshake service: runs challenge/verify once, keeps the
  * principal token, and runs the handshake again when the token is refused (expired).
  *
@@ -83,9 +96,6 @@ export class ServiceSession {
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const envelope = (await response.json().catch(() => ({ ok: false }))) as Envelope<T>;
-    if (envelope.ok && envelope.data !== undefined) return envelope.data;
-    const error = envelope.error ?? { code: 'internal', message: `unexpected ${response.status} answer` };
-    throw new ServiceCallError(response.status, error.code, error.message, error.retryable ?? false);
+    return readEnvelope<T>(response);
   }
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Arrivals, listenOnFreePort } from './local-server.ts';
 
 export interface ReceivedWake {
   headers: IncomingMessage['headers'];
@@ -15,38 +15,29 @@ type Behaviour = (wake: ReceivedWake) => { status: number } | 'hang';
  * @example const receiver = await startWakeReceiver(); ...; await receiver.waitFor(1)
  */
 export async function startWakeReceiver(initial: Behaviour = () => ({ status: 200 })) {
-  const received: ReceivedWake[] = [];
-  const waiters: { count: number; resolve: () => void }[] = [];
+  const arrivals = new Arrivals<ReceivedWake>();
   let behaviour = initial;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const wake = { headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> };
-      received.push(wake);
-      for (const waiter of [...waiters]) if (received.length >= waiter.count) waiter.resolve();
+      arrivals.push(wake);
       const answer = behaviour(wake);
       if (answer === 'hang') return;
       response.writeHead(answer.status, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnFreePort(server);
   return {
     url: `http://127.0.0.1:${port}/internal/wake`,
-    received,
+    received: arrivals.received,
     setBehaviour(next: Behaviour) {
       behaviour = next;
     },
     /** Resolves once `count` wakes have arrived in total. */
-    waitFor(count: number): Promise<void> {
-      if (received.length >= count) return Promise.resolve();
-      return new Promise<void>((resolve) => waiters.push({ count, resolve }));
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    waitFor: (count: number) => arrivals.waitFor(count),
+    close,
   };
 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '@platform/kit/config';
-import { defaultModelIds, loadConfig } from './config.ts';
+import { defaultModelIds } from '@platform/kit/model-labels';
+import { loadConfig } from './config.ts';
 
 describe('gateway settings', () => {
   test('defaults: port 9090, 10 credits a day, open with no upstream outside production', () => {

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { readModelChoice, readModelLabels } from '@platform/kit/model-labels';
 import { maxCreditUnits, parseDecimal12 } from './metering/credit.ts';
-import { isModelId, type ModelLabel, type ModelPolicySettings, modelLabels, slotWhitelist, type UpstreamModelNaming } from './models/model-policy.ts';
+import { isModelId, type ModelPolicySettings, type UpstreamModelNaming } from './models/model-policy.ts';
 
 /** Everything the HTTP surface needs; `main.ts` adds the base settings (port, database) around it. */
 export interface GatewaySettings {
@@ -38,40 +39,11 @@ export interface GatewayConfig extends BaseConfig, GatewaySettings {
   readonly rateCardDir: string;
 }
 
-/** Illustrative Fireworks ids; every deployment should set its own. */
-export const defaultModelIds: Readonly<Record<ModelLabel, string>> = {
-  M1: 'accounts/fireworks/models/llama-v3p1-8b-instruct',
-  M2: 'accounts/fireworks/models/llama-v3p3-70b-instruct',
-  M3: 'accounts/fireworks/models/qwen2p5-coder-32b-instruct',
-  M4: 'accounts/fireworks/models/deepseek-v3',
-};
 export const defaultEmbeddingModel = 'accounts/fireworks/models/nomic-embed-text-v1.5';
 export const defaultRateCardDir = fileURLToPath(new URL('../rate-cards/', import.meta.url));
 
-function modelId(env: Env, name: string, fallback: string): string {
-  const value = read.string(env, name, fallback);
-  if (!isModelId(value)) throw new ConfigError(`${name} must be a model id of the form accounts/<provider>/models/<model>, got "${value}"`);
-  return value;
-}
-
-/** A pin given as a label (M2) or a full id; it must be one of the slot's whitelisted models. */
-function pin(env: Env, name: string, slot: 'planner' | 'executor', labels: Record<ModelLabel, string>): string | undefined {
-  const raw = read.optionalString(env, name);
-  if (raw === undefined) return undefined;
-  const id = (modelLabels as readonly string[]).includes(raw) ? labels[raw as ModelLabel] : raw;
-  const allowed = slotWhitelist[slot].map((label) => labels[label]);
-  if (!allowed.includes(id))
-    throw new ConfigError(`${name} must be one of the ${slot} slot's models (${slotWhitelist[slot].join(', ')}: ${allowed.join(', ')}), got "${raw}"`);
-  return id;
-}
-
 function modelSettings(env: Env): ModelPolicySettings {
-  const labels = {
-    M1: modelId(env, 'GATEWAY_MODEL_M1', defaultModelIds.M1),
-    M2: modelId(env, 'GATEWAY_MODEL_M2', defaultModelIds.M2),
-    M3: modelId(env, 'GATEWAY_MODEL_M3', defaultModelIds.M3),
-    M4: modelId(env, 'GATEWAY_MODEL_M4', defaultModelIds.M4),
-  };
+  const labels = readModelLabels(env);
   const embeddingModels = read
     .string(env, 'GATEWAY_EMBEDDING_MODELS', defaultEmbeddingModel)
     .split(',')
@@ -79,10 +51,11 @@ function modelSettings(env: Env): ModelPolicySettings {
     .filter((id) => id !== '' && id !== 'none');
   for (const id of embeddingModels)
     if (!isModelId(id)) throw new ConfigError(`GATEWAY_EMBEDDING_MODELS must list model ids accounts/<provider>/models/<model>, got "${id}"`);
-  const planner = pin(env, 'PLATFORM_PLANNER_MODEL', 'planner', labels);
-  const executor = pin(env, 'PLATFORM_EXECUTOR_MODEL', 'executor', labels);
+  // A pin is a label (M2) or a full id, and must be one of its slot's whitelisted models.
+  const planner = readModelChoice(env, 'PLATFORM_PLANNER_MODEL', labels, 'planner');
+  const executor = readModelChoice(env, 'PLATFORM_EXECUTOR_MODEL', labels, 'executor');
   return Object.freeze({
-    labels: Object.freeze(labels),
+    labels,
     pins: Object.freeze({ ...(planner ? { planner } : {}), ...(executor ? { executor } : {}) }),
     embeddingModels: Object.freeze(embeddingModels),
   });

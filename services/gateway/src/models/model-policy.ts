@@ -3,25 +3,10 @@
  * model ids by configuration), narrowed by the planner and executor pins, plus the configured embedding models.
  */
 
-export const slots = ['compiler', 'planner', 'executor'] as const;
-export type Slot = (typeof slots)[number];
+import { type ModelLabel, modelIdShape, type Slot, slotWhitelist } from '@platform/kit/model-labels';
 
-export const modelLabels = ['M1', 'M2', 'M3', 'M4'] as const;
-export type ModelLabel = (typeof modelLabels)[number];
-
-/** The spec's free-tier whitelist, by label (M2 is the compiler's low-confidence escalation target). */
-export const slotWhitelist: Record<Slot, readonly ModelLabel[]> = {
-  compiler: ['M1', 'M2'],
-  planner: ['M1', 'M3', 'M2'],
-  executor: ['M3', 'M4'],
-};
-
-/** `accounts/<provider>/models/<model>`: no empty segment, no slash or whitespace inside one. */
-const modelIdShape = /^accounts\/([^/\s]+)\/models\/([^/\s]+)$/;
-
-export function isModelId(value: string): boolean {
-  return value.length <= 256 && modelIdShape.test(value);
-}
+// The labels, slots and whitelist are the kit's, shared with the daemon that picks its models from them.
+export { isModelId, type ModelLabel, modelLabels, type Slot, slots, slotWhitelist } from '@platform/kit/model-labels';
 
 /** What the upstream is sent: the full id (Fireworks-style upstreams) or only the `<model>` segment. */
 export type UpstreamModelNaming = 'full' | 'short';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { defaultEmbeddingModel, defaultModelIds, defaultRateCardDir } from '../config.ts';
+import { defaultModelIds } from '@platform/kit/model-labels';
+import { defaultEmbeddingModel, defaultRateCardDir } from '../config.ts';
 import { cardDigest, parseRateCard, readRateCardDir } from './rate-card-file.ts';
 
 const valid = { version: 3, usd_per_credit: '0.01', models: { 'accounts/p/models/m': { input_usd_per_mtok: '0.2', output_usd_per_mtok: '0.4' } } };

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ClientRequest, get, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
@@ -7,6 +6,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { silentLogger, testEngines } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { openSse, type SseClient } from '@platform/testkit/sse-client';
 import { type ColumnType, type Kysely, sql } from 'kysely';
 import pino from 'pino';
 import { EventHub, type EventHubOptions } from './event-hub.ts';
@@ -30,66 +30,10 @@ function tableEvents(db: Kysely<Schema>): EventSource {
   };
 }
 
-interface Received {
-  id: bigint;
-  type: string;
-  data: { n: number };
-}
-
-/** A real HTTP client of the stream that parses SSE as it arrives; `read: false` makes one that never reads. */
-interface Client {
-  status: number;
-  headers: IncomingMessage['headers'];
-  events: Received[];
-  /** Comment lines and `retry:` fields, in order. */
-  other: string[];
-  ended: boolean;
-  /** The whole body, for refusals (JSON envelopes). */
-  body: Promise<string>;
-  close(): void;
-}
-
-function connect(url: string, headers: Record<string, string> = {}, options: { read?: boolean } = {}): Promise<Client> {
-  return new Promise((resolve, reject) => {
-    const request: ClientRequest = get(url, { headers, agent: false }, (response) => {
-      const client: Client = {
-        status: response.statusCode ?? 0,
-        headers: response.headers,
-        events: [],
-        other: [],
-        ended: false,
-        body: Promise.resolve(''),
-        close: () => request.destroy(),
-      };
-      // A client that stops reading: nothing consumes the response, so the socket fills and the server's buffer grows.
-      if (options.read === false) return resolve(client);
-      response.setEncoding('utf8');
-      let buffer = '';
-      let text = '';
-      client.body = new Promise((done) => response.on('end', () => done(text)));
-      response.on('end', () => {
-        client.ended = true;
-      });
-      response.on('error', () => {});
-      response.on('data', (chunk: string) => {
-        text += chunk;
-        buffer += chunk;
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const fields = new Map(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
-          if (fields.has('id')) {
-            client.events.push({ id: BigInt(fields.get('id')!), type: fields.get('event')!, data: JSON.parse(fields.get('data')!) });
-          } else client.other.push(block);
-        }
-      });
-      resolve(client);
-    });
-    request.on('error', reject);
-  });
-}
-
-const ids = (client: Client) => client.events.map((event) => event.id);
+type Client = SseClient;
+const connect = openSse;
+const ids = (client: Client) => client.events.map((event) => BigInt(event.id ?? -1));
+const lastId = (client: Client) => (client.events.length === 0 ? undefined : BigInt(client.events.at(-1)?.id ?? -1));
 const range = (from: bigint, to: bigint) => Array.from({ length: Number(to - from + 1n) }, (_, index) => from + BigInt(index));
 
 for (const engine of testEngines()) {
@@ -176,7 +120,7 @@ for (const engine of testEngines()) {
       assert.deepEqual(ids(second), range(start, last));
       for (const event of first.events) {
         assert.equal(event.data.n, Number(event.id));
-        assert.equal(event.type, event.id % 5n === 0n ? 'anchor' : 'transfer');
+        assert.equal(event.event, BigInt(event.id ?? -1) % 5n === 0n ? 'anchor' : 'transfer');
       }
     });
 
@@ -233,7 +177,7 @@ for (const engine of testEngines()) {
       );
       const last = await append(2);
       await eventually(
-        () => client.events.at(-1)?.id === last,
+        () => lastId(client) === last,
         () => `up to ${last}, got ${ids(client)}`,
       );
       assert.deepEqual(ids(client), range(from + 1n, last));
@@ -253,7 +197,7 @@ for (const engine of testEngines()) {
       );
       const last = await append(1);
       await eventually(
-        () => client.events.at(-1)?.id === last,
+        () => lastId(client) === last,
         () => `up to ${last}, got ${ids(client)}`,
       );
       assert.deepEqual(ids(client), range(head - 1n, last));
@@ -271,7 +215,7 @@ for (const engine of testEngines()) {
       const both = await open({ 'last-event-id': String(seen - 1n) }, { query: '?last_event_id=1' });
       await eventually(() => hub.subscriberCount === 3 && hub.head === seen, 'subscribed and caught up');
       const last = await append(1);
-      await eventually(() => [ahead, beyond, both].every((client) => client.events.at(-1)?.id === last), 'live event');
+      await eventually(() => [ahead, beyond, both].every((client) => lastId(client) === last), 'live event');
       assert.deepEqual(ids(ahead), [last]);
       assert.deepEqual(ids(beyond), [last]);
       assert.deepEqual(ids(both), [seen, last]);
@@ -304,10 +248,10 @@ for (const engine of testEngines()) {
       for (let step = 0; hub.subscriberCount === 2; step++) {
         assert.ok(step < 2_000, 'the slow subscriber was never dropped');
         const last = await append(4, { padBytes: 16 * 1024 });
-        await eventually(() => normal.events.at(-1)?.id === last, 'the reading client keeps up');
+        await eventually(() => lastId(normal) === last, 'the reading client keeps up');
       }
       const last = await append(1);
-      await eventually(() => normal.events.at(-1)?.id === last, 'still live after the drop');
+      await eventually(() => lastId(normal) === last, 'still live after the drop');
       assert.deepEqual(ids(normal), range(start, last));
       const drop = logLines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'slow stream subscriber dropped');
       assert.ok(drop, 'the drop is logged');

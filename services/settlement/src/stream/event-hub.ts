@@ -1,19 +1,8 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
+import { drained, sseFrame as frame, type SseSink, sseHeartbeat, ssePreamble } from '@platform/kit/http/sse';
 import type { Logger } from 'pino';
 import { type EventSource, eventsChannel, type StoredEvent } from './event-log.ts';
-
-/** Where a subscriber's SSE text goes. The route passes the raw HTTP response, which fits as it is. */
-export interface SseSink {
-  /** False when the caller should wait for 'drain' before writing more (node's stream contract). */
-  write(chunk: string): boolean;
-  end(): unknown;
-  destroy(): unknown;
-  /** Bytes accepted by `write` but not yet taken by the kernel: the memory a slow reader costs this process. */
-  readonly writableLength: number;
-  once(event: 'drain' | 'close', listener: () => void): unknown;
-  off(event: 'drain' | 'close', listener: () => void): unknown;
-}
 
 export interface Subscription {
   readonly id: number;
@@ -49,13 +38,9 @@ interface Subscriber {
   readonly gone: AbortController;
 }
 
-/** Sent once at the start: browsers wait this long (ms) before reconnecting with Last-Event-ID. */
-const preamble = 'retry: 2000\n\n';
-const heartbeat = ': heartbeat\n\n';
-
-/** One SSE frame. JSON.stringify escapes newlines, so the payload always fits on one `data:` line. */
+/** One stored event as an SSE frame: its id, its type as the event name, its payload as the data. */
 export function sseFrame(event: StoredEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.payload)}\n\n`;
+  return frame({ id: event.id, event: event.type, data: event.payload });
 }
 
 /**
@@ -147,7 +132,7 @@ export class EventHub {
       gone: new AbortController(),
     };
     this.#subscribers.add(subscriber);
-    subscriber.sink.write(preamble);
+    subscriber.sink.write(ssePreamble);
     if (lastEventId !== undefined) void this.#replay(subscriber, lastEventId);
     return { id: subscriber.id, close: () => this.#remove(subscriber) };
   }
@@ -228,7 +213,7 @@ export class EventHub {
         }
         subscriber.cursor = last.id;
         // Replay is paced by the socket rather than dropped: the next page is read only once this one has drained.
-        if (!this.#send(subscriber, events.map(sseFrame).join(''))) await drained(subscriber);
+        if (!this.#send(subscriber, events.map(sseFrame).join(''))) await drained(subscriber.sink, subscriber.gone.signal);
       }
     } catch (error) {
       // The client reconnects with the last id it got and the replay resumes from there.
@@ -260,26 +245,9 @@ export class EventHub {
     while (!signal.aborted) {
       await this.#clock.sleep(this.#heartbeatMs, signal);
       if (signal.aborted) return;
-      for (const subscriber of this.#subscribers) this.#send(subscriber, heartbeat);
+      for (const subscriber of this.#subscribers) this.#send(subscriber, sseHeartbeat);
       // Notifications are hints that can be lost (a LISTEN connection that dropped): look for missed events too.
       void this.notify();
     }
   }
-}
-
-/** Resolves on the sink's 'drain', on its 'close', or when the subscriber goes. */
-function drained(subscriber: Subscriber): Promise<void> {
-  const { sink, gone } = subscriber;
-  return new Promise((resolve) => {
-    if (gone.signal.aborted) return resolve();
-    const done = () => {
-      sink.off('drain', done);
-      sink.off('close', done);
-      gone.signal.removeEventListener('abort', done);
-      resolve();
-    };
-    sink.once('drain', done);
-    sink.once('close', done);
-    gone.signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,14 +1,7 @@
 import { invalidRequest } from '@platform/kit/errors';
+import { openSseSink } from '@platform/kit/http/sse';
 import type { FastifyInstance } from 'fastify';
 import type { EventHub } from './event-hub.ts';
-
-const sseHeaders = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  // nginx would otherwise buffer the stream and deliver events in bursts.
-  'x-accel-buffering': 'no',
-};
 
 const maxEventId = 2n ** 63n - 1n;
 
@@ -40,11 +33,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: { hub: EventHub 
     async (request, reply) => {
       const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.last_event_id);
       // Throws 503 before anything is written when full, so the refusal is still an envelope.
-      const subscription = deps.hub.subscribe(lastEventId, () => {
-        reply.hijack();
-        reply.raw.writeHead(200, sseHeaders);
-        return reply.raw;
-      });
+      const subscription = deps.hub.subscribe(lastEventId, () => openSseSink(reply));
       request.raw.on('close', () => subscription.close());
       // A client gone before the listener was attached would otherwise hold a slot until the hub stops.
       if (request.raw.socket.destroyed) subscription.close();

@@ -1,0 +1,89 @@
+import { createInterface } from 'node:readline';
+import { DaemonClient } from '@platform/client/daemon-client';
+import { type Approver, DelegationError, delegate } from '@platform/client/delegate';
+
+const denials = new Set(['n', 'no', 'deny', 'denied', 'reject', 'cancel']);
+
+/** Asks the person at each gate on the terminal (or reads answers line by line from a pipe). */
+function terminalApprover(): { approver: Approver; close: () => void } {
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  const queue: string[] = [];
+  const waiting: ((line: string | undefined) => void)[] = [];
+  let closed = false;
+  lines.on('line', (line) => {
+    const next = waiting.shift();
+    if (next) next(line);
+    else queue.push(line);
+  });
+  lines.on('close', () => {
+    closed = true;
+    for (const next of waiting.splice(0)) next(undefined);
+  });
+  const readLine = () =>
+    queue.length > 0
+      ? Promise.resolve(queue.shift())
+      : closed
+        ? Promise.resolve(undefined)
+        : new Promise<string | undefined>((resolve) => waiting.push(resolve));
+  const approver: Approver = async (gate) => {
+    const options = gate.options.length > 0 ? gate.options : ['yes', 'no'];
+    process.stderr.write(`\n? ${gate.question}\n${options.map((option, index) => `  ${index + 1}) ${option}`).join('\n')}\n> `);
+    const line = (await readLine())?.trim() ?? '';
+    const picked = /^\d+$/.test(line) ? options[Number(line) - 1] : line;
+    // No answer (end of input) is a denial: nothing happens without a person saying yes.
+    if (picked === undefined || picked === '' || denials.has(picked.toLowerCase())) return { approved: false, answer: picked ?? '' };
+    return { approved: true, answer: picked };
+  };
+  return { approver, close: () => lines.close() };
+}
+
+/**
+ * `platform delegate "<prose>"`: hands the prose to the daemon at DAEMON_URL (default http://127.0.0.1:8080, bearer
+ * PLATFORM_DAEMON_TOKEN), prints progress to stderr, asks at each gate, and prints the answer on stdout.
+ * Exit 0 with an answer; 1 when the intent failed, was cancelled, needs more detail or timed out; 2 for a usage error.
+ */
+export async function delegateCommand(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  let url = env.DAEMON_URL || 'http://127.0.0.1:8080';
+  let timeoutSeconds = 1800;
+  const words: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string;
+    if (arg === '--url' && args[index + 1]) url = args[++index] as string;
+    else if (arg === '--timeout' && /^\d+$/.test(args[index + 1] ?? '')) timeoutSeconds = Number(args[++index]);
+    else if (arg.startsWith('--')) return usage(`unknown option ${arg}`);
+    else words.push(arg);
+  }
+  const prose = words.join(' ').trim();
+  if (prose === '') return usage('delegate takes the request as its argument: platform delegate "pay Bob 5 for lunch"');
+  const client = new DaemonClient({ baseUrl: url, ...(env.PLATFORM_DAEMON_TOKEN ? { token: env.PLATFORM_DAEMON_TOKEN } : {}) });
+  const terminal = terminalApprover();
+  try {
+    const answer = await delegate(client, prose, {
+      approver: terminal.approver,
+      maxWaitMs: timeoutSeconds * 1000,
+      onSubmitted: (id) => process.stderr.write(`intent ${id}\n`),
+      onEvent: (event) => {
+        const data = event.data as { status?: string; envelope?: { body?: { node_id?: string; tool?: string } } };
+        if (event.event === 'status' && data.status) process.stderr.write(`· ${data.status}\n`);
+        if (event.event === 'step.started')
+          process.stderr.write(`· step ${data.envelope?.body?.node_id}${data.envelope?.body?.tool ? ` (${data.envelope.body.tool})` : ''}\n`);
+      },
+    });
+    console.log(answer);
+    return 0;
+  } catch (error) {
+    if (error instanceof DelegationError) {
+      console.error(`platform delegate: ${error.kind}: ${error.message}`);
+      return 1;
+    }
+    console.error(`platform delegate: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    terminal.close();
+  }
+}
+
+function usage(problem: string): number {
+  console.error(`platform delegate: ${problem}`);
+  return 2;
+}

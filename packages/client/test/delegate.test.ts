@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { eventually } from '@platform/testkit/eventually';
+import { ManualClock } from '@platform/testkit/manual-clock';
+import { clarification, gatedPlan, railScript, toolStep } from '@platform/testkit/rail-script';
+import { type ModelScript, type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
+import { DaemonClient } from '../src/daemon-client.ts';
+import { type Approver, DelegationError, delegate, follow } from '../src/delegate.ts';
+import { folderGateClaims } from '../src/gate-claims.ts';
+
+const token = 'delegate-test-token';
+
+/** The rail's stages, scripted: a plan with one gate before one model step, or what a test says. */
+function script(options: { compile?: object; plan?: object; answer?: string; holdPlan?: Promise<void> } = {}): ModelScript {
+  const stages = railScript({ compile: options.compile, plans: [options.plan ?? gatedPlan()], answer: options.answer ?? 'All done.' });
+  return async (request) => {
+    if (request.schemaName === 'plan') await options.holdPlan;
+    return stages(request);
+  };
+}
+
+const approveAll: Approver = async (gate) => ({ approved: true, answer: gate.options[0] ?? 'yes' });
+
+/** A fetch that counts requests in flight and can cut or hold the event stream. */
+function instrumentedFetch(hooks: { onEvents?: (attempt: number, headers: Headers) => Promise<void> | 'fail' | undefined } = {}) {
+  let inFlight = 0;
+  let eventsAttempts = 0;
+  const eventHeaders: Headers[] = [];
+  const wrapped: typeof fetch = async (input, init) => {
+    const url = String(input);
+    if (url.includes('/events')) {
+      const headers = new Headers(init?.headers);
+      eventHeaders.push(headers);
+      const hook = hooks.onEvents?.(++eventsAttempts, headers);
+      if (hook === 'fail') throw new TypeError('fetch failed: the stream is unreachable');
+      await hook;
+      return fetch(input, init);
+    }
+    inFlight++;
+    try {
+      return await fetch(input, init);
+    } finally {
+      inFlight--;
+    }
+  };
+  return {
+    fetch: wrapped,
+    eventHeaders,
+    get inFlight() {
+      return inFlight;
+    },
+  };
+}
+
+describe('the delegation client against a real daemon process', () => {
+  let model: ScriptedModel;
+  let daemon: ServiceProcess;
+  let client: DaemonClient;
+
+  before(async () => {
+    model = await startScriptedModel(script());
+    daemon = await startServiceProcess('daemon', { PLATFORM_GATEWAY_URL: model.url, PLATFORM_DAEMON_TOKEN: token, DAEMON_MODEL_RETRIES: '0' });
+    client = new DaemonClient({ baseUrl: daemon.url, token });
+  });
+  after(async () => {
+    await daemon?.stop();
+    await model?.close();
+  });
+
+  test('completed: the answer; an empty answer is "Done"; the approver sees node id, question and options', async () => {
+    const asked: unknown[] = [];
+    const answer = await delegate(client, 'do the careful thing', {
+      approver: async (gate) => {
+        asked.push({ node: gate.nodeId, question: gate.question, options: gate.options });
+        return { approved: true, answer: 'yes' };
+      },
+    });
+    assert.equal(answer, 'All done.');
+    assert.deepEqual(asked, [{ node: 'ask', question: 'Go ahead?', options: ['yes', 'no'] }]);
+    model.setScript(script({ answer: '' }));
+    assert.equal(await delegate(client, 'again', { approver: approveAll }), 'Done');
+    model.setScript(script());
+  });
+
+  test('no approver denies every gate: the gated step is skipped', async () => {
+    let id = '';
+    await delegate(client, 'careful again', { onSubmitted: (intentId) => (id = intentId) });
+    const intent = await client.intent(id);
+    assert.deepEqual(
+      intent.state.steps.map((step: { id: string; status: string }) => [step.id, step.status]),
+      [
+        ['ask', 'denied'],
+        ['work', 'skipped'],
+      ],
+    );
+  });
+
+  test('failed: an error carrying the pipeline message', async () => {
+    model.setScript(script({ plan: { steps: [toolStep('x', 'nothing.here', {})] } }));
+    await assert.rejects(delegate(client, 'use a tool that does not exist'), (error: unknown) => {
+      assert.ok(error instanceof DelegationError);
+      assert.equal(error.kind, 'failed');
+      assert.match(error.message, /no valid plan after 2 attempts: step 1 \("x"\) uses unknown tool "nothing\.here"/);
+      return true;
+    });
+    model.setScript(script());
+  });
+
+  test('cancelled: an error saying the delegated task was cancelled', async () => {
+    await assert.rejects(
+      delegate(client, 'cancel me at the gate', {
+        approver: async (gate) => {
+          await client.cancel(gate.intentId);
+          return { approved: true, answer: 'yes' };
+        },
+      }),
+      (error: unknown) => error instanceof DelegationError && error.kind === 'cancelled' && error.message === 'the delegated task was cancelled',
+    );
+  });
+
+  test('a clarification question: an error carrying the question', async () => {
+    model.setScript(script({ compile: clarification('Which Bob?') }));
+    await assert.rejects(
+      delegate(client, 'pay Bob'),
+      (error: unknown) => error instanceof DelegationError && error.kind === 'clarification' && error.question === 'Which Bob?',
+    );
+    model.setScript(script());
+  });
+
+  test('timeout: past the maximum wait on the injected clock, a timeout error (the intent goes on in the daemon)', async () => {
+    const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+    model.setScript(script({ holdPlan: hold }));
+    const clock = new ManualClock();
+    let id = '';
+    const outcome = delegate(client, 'think for a long time', { clock, maxWaitMs: 60_000, onSubmitted: (intentId) => (id = intentId) });
+    await eventually(() => id !== '', 'submitted');
+    clock.advance(60_000);
+    await assert.rejects(outcome, (error: unknown) => error instanceof DelegationError && error.kind === 'timeout');
+    assert.equal((await client.status(id)).status, 'planning');
+    await client.cancel(id);
+    release();
+    model.setScript(script());
+  });
+
+  test('a stream cut mid-intent is a disconnect: the client reconnects with Last-Event-ID and still gets the outcome', async () => {
+    const streams: AbortController[] = [];
+    const headers: Headers[] = [];
+    const cutting = new DaemonClient({
+      baseUrl: daemon.url,
+      token,
+      fetch: (input, init) => {
+        if (!String(input).includes('/events')) return fetch(input, init);
+        const connection = new AbortController();
+        streams.push(connection);
+        headers.push(new Headers(init?.headers));
+        return fetch(input, { ...init, signal: AbortSignal.any([connection.signal, ...(init?.signal ? [init.signal] : [])]) });
+      },
+    });
+    const answer = await delegate(cutting, 'careful, with a flaky network', {
+      approver: async () => {
+        // The network drops the stream while the person is deciding.
+        streams[0]?.abort();
+        return { approved: true, answer: 'yes' };
+      },
+    });
+    assert.equal(answer, 'All done.');
+    assert.ok(headers.length >= 2, 'it subscribed again');
+    assert.equal(headers[0]?.get('last-event-id'), null);
+    assert.match(headers[1]?.get('last-event-id') ?? '', /^\d+(\.\d+)?$/, 'resuming from the last event id');
+  });
+
+  test('dispatch-then-subscribe race: a gate invoked before the stream opens is answered from the snapshot', async () => {
+    let pending: (() => void) | undefined;
+    const instrumented = instrumentedFetch({
+      onEvents: (attempt) => {
+        if (attempt > 1) return undefined;
+        // Hold the first subscribe until the daemon is already waiting at the gate.
+        return new Promise<void>((resolve) => {
+          pending = resolve;
+        });
+      },
+    });
+    const racing = new DaemonClient({ baseUrl: daemon.url, token, fetch: instrumented.fetch });
+    let id = '';
+    const outcome = delegate(racing, 'race me', { approver: approveAll, onSubmitted: (intentId) => (id = intentId) });
+    await eventually(async () => id !== '' && (await client.pendingGates(id)).length === 1, 'the gate is pending before the stream opens', 20_000);
+    pending?.();
+    assert.equal(await outcome, 'All done.');
+  });
+
+  test('polling alone drives the run once stream reconnects are exhausted', async () => {
+    const clock = new ManualClock();
+    const instrumented = instrumentedFetch({ onEvents: () => 'fail' });
+    const blind = new DaemonClient({ baseUrl: daemon.url, token, fetch: instrumented.fetch });
+    let settled = false;
+    const outcome = delegate(blind, 'no stream today', { approver: approveAll, clock, maxStreamReconnects: 2 });
+    outcome.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // Move time one poll interval at a time, each once the previous poll's requests have come back.
+    while (!settled) {
+      await eventually(() => settled || instrumented.inFlight === 0, 'the poll answered', 20_000);
+      if (!settled) clock.advance(1_500);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(await outcome, 'All done.');
+    assert.equal(instrumented.eventHeaders.length, 3, 'one subscribe and two reconnects, then polling');
+  });
+
+  test('two clients on one intent answer its gate once', async () => {
+    const claims = mkdtempSync(join(tmpdir(), 'gate-claims-'));
+    try {
+      const { intent_id: id } = await client.submit('shared intent');
+      let asked = 0;
+      const approver: Approver = async () => {
+        asked++;
+        return { approved: true, answer: 'yes' };
+      };
+      const claimGate = folderGateClaims(claims);
+      const [first, second] = await Promise.all([follow(client, id, { approver, claimGate }), follow(client, id, { approver, claimGate })]);
+      assert.deepEqual([first, second], ['All done.', 'All done.']);
+      assert.equal(asked, 1, 'one approver was asked');
+      const kinds = (await client.intent(id)).envelopes.map((envelope: { kind: string }) => envelope.kind);
+      assert.equal(kinds.filter((kind: string) => kind === 'gate.answered').length, 1);
+    } finally {
+      rmSync(claims, { recursive: true, force: true });
+    }
+  });
+});

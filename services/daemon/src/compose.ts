@@ -1,0 +1,142 @@
+import { join } from 'node:path';
+import type { Clock } from '@platform/kit/clock';
+import { repeatEvery } from '@platform/kit/lifecycle';
+import type { Logger } from 'pino';
+import { buildApp, serviceVersion } from './app.ts';
+import { ChatService } from './chat/chat-service.ts';
+import { MemoryContext } from './chat/memory-context.ts';
+import { Transcripts } from './chat/transcripts.ts';
+import type { DaemonConfig } from './config.ts';
+import { EventBroker } from './events/event-broker.ts';
+import { GateDesk } from './gates/gate-desk.ts';
+import { type AgentIdentity, loadIdentity } from './identity/agent-identity.ts';
+import { IntentBook } from './intents/intent-book.ts';
+import { IntentRunner } from './intents/intent-runner.ts';
+import { recoverUnfinished } from './intents/recovery.ts';
+import { JournalStore } from './journal/journal-store.ts';
+import { ModelClient } from './llm/model-client.ts';
+import type { RailContext } from './rail/rail-context.ts';
+import { providersFor, ToolCatalogue } from './tools/tool-catalogue.ts';
+import { WakeInbox } from './wake/wake-inbox.ts';
+
+const wakePurgeIntervalMs = 6 * 3600 * 1000;
+
+export interface ComposedDaemon {
+  app: ReturnType<typeof buildApp>;
+  identity: AgentIdentity;
+  book: IntentBook;
+  runner: IntentRunner;
+  broker: EventBroker;
+  gates: GateDesk;
+  chat: ChatService;
+  wakes: WakeInbox;
+  tools: ToolCatalogue;
+  /** After listening: resumes unfinished intents and wakes (the work a restart must not lose). */
+  begin(): Promise<{ resumed: number; wakes: number }>;
+  /** Releases what `app.close()` does not: tool connections, the model client's sockets, timers. */
+  release(): Promise<void>;
+}
+
+/**
+ * Everything between the settings and a listening app, shared by main and the tests: identity, journal, broker,
+ * rail, chat, wakes and routes. All state is files under DATA_DIR: `journal/`, `conversations/`, `wakes/`, the key.
+ */
+export async function composeDaemon(
+  config: DaemonConfig,
+  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity },
+): Promise<ComposedDaemon> {
+  const { clock, logger } = options;
+  const identity = options.identity ?? loadIdentity({ userId: config.userId, agentKeyHex: config.agentKeyHex, dataDir: config.dataDir });
+  const broker = new EventBroker({
+    clock,
+    heartbeatMs: config.heartbeatMs,
+    bufferBytes: config.subscriberBufferBytes,
+    maxSubscribers: config.maxSubscribers,
+  });
+  const book = new IntentBook(new JournalStore(join(config.dataDir, 'journal'), identity.privateKey), broker, clock);
+  await book.load();
+  const models = new ModelClient({
+    gateway: config.gateway,
+    actorDid: identity.did,
+    clock,
+    timeoutMs: config.modelTimeoutMs,
+    retries: config.modelRetries,
+    logger,
+  });
+  const tools = new ToolCatalogue(providersFor(config, identity, logger), { logger, timeoutMs: config.toolTimeoutMs, clock });
+  const gates = new GateDesk(book, clock);
+  const rail: RailContext = {
+    book,
+    models,
+    tools,
+    gates,
+    clock,
+    logger,
+    settings: {
+      models: config.models,
+      compileConfidence: config.compileConfidence,
+      gateTimeoutMs: config.gateTimeoutMs,
+      ungated: new Set(config.ungatedTools),
+    },
+  };
+  const runner = new IntentRunner({ book, rail, logger, maxQueued: config.maxQueuedIntents });
+  const transcripts = new Transcripts(join(config.dataDir, 'conversations'), clock, broker);
+  await transcripts.init();
+  const chat = new ChatService({
+    transcripts,
+    memory: new MemoryContext(tools, logger),
+    models,
+    tools,
+    runner,
+    clock,
+    logger,
+    executorModel: config.models.executor,
+  });
+  const wakes = new WakeInbox(join(config.dataDir, 'wakes'), chat, clock, logger);
+  await wakes.init();
+  const app = buildApp({
+    config,
+    identity,
+    book,
+    runner,
+    gates,
+    broker,
+    chat,
+    transcripts,
+    wakes,
+    tools,
+    clock,
+    version: serviceVersion,
+    requestShutdown: options.requestShutdown,
+    logger,
+  });
+  // Shutdown drains before the server closes: the walk stops after its step, waiting requests get their answer.
+  app.addHook('preClose', async () => {
+    await runner.drain();
+    await wakes.settled();
+  });
+  let stopPurge = () => {};
+  return {
+    app,
+    identity,
+    book,
+    runner,
+    broker,
+    gates,
+    chat,
+    wakes,
+    tools,
+    async begin() {
+      const resumed = await recoverUnfinished(book);
+      runner.resume(resumed);
+      const pendingWakes = await wakes.resumePending();
+      stopPurge = repeatEvery(wakePurgeIntervalMs, () => wakes.purge(), logger, 'wake purge');
+      return { resumed: resumed.length, wakes: pendingWakes };
+    },
+    async release() {
+      stopPurge();
+      await tools.close();
+      models.close();
+    },
+  };
+}

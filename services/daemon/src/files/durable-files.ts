@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rename, rm, truncate, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+/**
+ * Durable file writes: the daemon keeps all its state in its data folder (the user's volume), so nothing is
+ * acknowledged before it would survive a power cut.
+ */
+
+/** fsync a directory, so a file created or renamed in it is in the directory for good. */
+export async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Creates a folder (and its parents) and makes its entry in the parent durable. */
+export async function ensureDirectory(path: string): Promise<void> {
+  const created = await mkdir(path, { recursive: true });
+  if (created !== undefined) await syncDirectory(dirname(path));
+}
+
+/**
+ * Writes a whole file atomically and durably: a temporary file in the same folder, fsync, rename over the target,
+ * fsync the folder. A reader sees the old content or the new, never a part; after it resolves, a crash keeps the new.
+ * `exclusive` refuses to replace an existing file (resolves false), for names that must be written once.
+ *
+ * @example await writeFileDurably(join(dir, '3-gate.invoked.json'), JSON.stringify(envelope))
+ */
+export async function writeFileDurably(path: string, content: string, options: { exclusive?: boolean; mode?: number } = {}): Promise<boolean> {
+  const folder = dirname(path);
+  const temporary = join(folder, `.tmp-${randomBytes(6).toString('hex')}`);
+  const handle = await open(temporary, 'wx', options.mode ?? 0o600);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    if (options.exclusive) {
+      // link() fails with EEXIST instead of replacing, which rename() would do silently.
+      try {
+        await link(temporary, path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw error;
+      } finally {
+        await unlink(temporary).catch(() => undefined);
+      }
+    } else await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  await syncDirectory(folder);
+  return true;
+}
+
+/**
+ * Appends one line to a log file and fsyncs it before resolving. A crash can leave at most a torn last line, which
+ * `readLines` skips and `repairTail` cuts off before the next append.
+ */
+export async function appendLineDurably(path: string, line: string): Promise<void> {
+  const handle = await open(path, 'a', 0o600);
+  try {
+    await handle.write(`${line}\n`, null, 'utf8');
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Cuts a torn last line (no newline at the end) left by a crash, so the next append starts on a line of its own. */
+export async function repairTail(path: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (text === '' || text.endsWith('\n')) return;
+  await truncate(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1), 'utf8'));
+}
+
+/** The complete lines of a log file parsed as JSON; a torn or unreadable line is skipped. Missing file: []. */
+export async function readJsonLines<T>(path: string): Promise<T[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
+  const lines: T[] = [];
+  for (const line of complete.split('\n')) {
+    if (line === '') continue;
+    try {
+      lines.push(JSON.parse(line) as T);
+    } catch {
+      // A line that does not parse cannot be a complete write of ours; skipping it is the safe reading.
+    }
+  }
+  return lines;
+}
+
+/** A JSON file's content, or undefined when it does not exist. */
+export async function readJsonFile<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}

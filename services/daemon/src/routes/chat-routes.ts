@@ -1,0 +1,46 @@
+import { ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
+import { defaultConversation } from '../chat/chat-service.ts';
+import { limits } from '../limits.ts';
+import type { RouteDeps } from './route-deps.ts';
+import { chatBody, conversationId } from './schemas.ts';
+
+/** POST /chat and the transcripts it writes. */
+export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
+  app.post('/chat', {
+    schema: {
+      description:
+        'One conversational turn: memories are recalled, the executor model answers, a request to act becomes an intent (its id is in intent_id), durable facts are remembered.',
+      body: chatBody,
+    },
+    handler: async (request) => {
+      if (deps.runner.draining) throw new ServiceError('unavailable', 'the daemon is shutting down');
+      return {
+        ok: true as const,
+        data: await deps.chat.turn({ message: request.body.message, conversationId: request.body.conversation_id ?? defaultConversation }),
+      };
+    },
+  });
+
+  // Every conversation, newest first.
+  app.get('/conversations', {
+    handler: async () => ({ ok: true as const, data: { conversations: await deps.transcripts.list() } }),
+  });
+
+  app.get('/conversations/:id', {
+    schema: {
+      description: 'A conversation’s transcript, oldest first: user messages, say, status and notice entries.',
+      params: Type.Object({ id: conversationId }),
+      querystring: Type.Object({
+        after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only entries after this seq' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.pageSize, default: 100 })),
+      }),
+    },
+    handler: async (request) => {
+      const entries = await deps.transcripts.read(request.params.id, { after: request.query.after ?? 0, limit: request.query.limit ?? 100 });
+      if (entries === undefined) throw new ServiceError('not_found', `no conversation ${request.params.id}`);
+      return { ok: true as const, data: { conversation_id: request.params.id, entries } };
+    },
+  });
+}

@@ -1,0 +1,84 @@
+import { ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { redactUrl } from '../tools/mcp-connection.ts';
+import type { RouteDeps } from './route-deps.ts';
+
+/** GET /healthz (public: liveness and the SSE broker's numbers), GET /me and GET /tools (who this agent is, what it can use). */
+export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
+  // Liveness, the walk in flight, and the live-event broker: subscribers, drops and buffer sizes. No bearer.
+  app.get('/healthz', {
+    handler: async () => ({
+      ok: true as const,
+      data: {
+        status: deps.runner.draining ? 'draining' : 'ok',
+        version: deps.version,
+        walking: deps.runner.walking !== undefined,
+        busy: deps.runner.busy,
+        intents: deps.book.count,
+        broker: deps.broker.stats(),
+      },
+    }),
+  });
+
+  // The user this daemon serves, its DID and public key, its models and the services it is wired to. Never a secret.
+  app.get('/me', {
+    handler: async () => {
+      const { config, identity } = deps;
+      const service = (link: { url: string } | undefined) => (link === undefined ? null : { url: redactUrl(link.url) });
+      return {
+        ok: true as const,
+        data: {
+          user_id: identity.userId,
+          did: identity.did,
+          public_key: identity.publicKeyHex,
+          version: deps.version,
+          models: {
+            compiler: config.models.compiler,
+            compiler_escalation: config.models.compilerEscalation,
+            planner: config.models.planner,
+            executor: config.models.executor,
+          },
+          services: {
+            gateway: service(config.gateway),
+            memory: service(config.memory),
+            contracts: service(config.contracts),
+            scheduler: service(config.scheduler),
+            settlement: service(config.settlement),
+            mcp_servers: deps.tools.providers
+              .filter((provider) => !['alarms', 'payments', 'memory', 'contracts'].includes(provider.server))
+              .map((provider) => ({ name: provider.server, ...provider.describe })),
+          },
+          settings: {
+            gate_timeout_seconds: config.gateTimeoutMs / 1000,
+            async_strategy: config.asyncStrategy,
+            max_queued_intents: config.maxQueuedIntents,
+            compile_confidence: config.compileConfidence,
+            ungated_tools: config.ungatedTools,
+          },
+        },
+      };
+    },
+  });
+
+  // Every tool the agent can use now, with whether the daemon asks before running it; unreachable servers are named.
+  app.get('/tools', {
+    handler: async () => {
+      const snapshot = await deps.tools.snapshot();
+      if (snapshot.tools.size === 0 && snapshot.unavailable.length > 0)
+        throw new ServiceError('unavailable', `no tool server answered: ${snapshot.unavailable.map((entry) => entry.server).join(', ')}`);
+      return {
+        ok: true as const,
+        data: {
+          tools: [...snapshot.tools.values()].map((tool) => ({
+            name: tool.name,
+            server: tool.server,
+            description: tool.description,
+            read_only: tool.readOnly,
+            input_schema: tool.inputSchema,
+          })),
+          unavailable: snapshot.unavailable,
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { eventually } from '@platform/testkit/eventually';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
+import { compiled, daemonToken, railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon, toolStep, userId } from './harness.ts';
+
+const wake = (overrides: Record<string, unknown> = {}) => ({
+  user_id: userId,
+  alarm_id: '0193a000-0000-7000-8000-000000000001',
+  label: 'stand-up',
+  wake_message: 'Time for the stand-up notes',
+  conversation_id: 'work',
+  payload: { note: 1 },
+  scheduled_for: '2026-06-01T09:30:00.000Z',
+  fired_at: '2026-06-01T09:30:00.120Z',
+  attempt: 1,
+  ...overrides,
+});
+
+describe('wakes', () => {
+  let stack: Stack;
+  let daemon: TestDaemon;
+  const alarmChats = () =>
+    stack.model.received.filter((request) => request.schemaName === 'chat_turn' && request.user.startsWith('[An alarm you set went off]'));
+
+  before(async () => {
+    stack = await startStack({
+      gateway: false,
+      services: ['scheduler'],
+      script: railScript({ chat: () => ({ reply: 'Stand-up notes coming up.', task: null, remember: [] }) }),
+    });
+    daemon = await startDaemon(stack.env);
+  });
+  after(async () => {
+    await daemon?.stop();
+    await stack?.close();
+    if (daemon) removeFolder(daemon.dataDir);
+  });
+
+  test('a wake becomes a turn in its conversation; a repeat of its Idempotency-Key is acknowledged and dropped', async () => {
+    const key = 'alarm-1:2026-06-01T09:30:00.000Z';
+    const first = await daemon.call('POST', '/wake', { body: wake(), headers: { 'idempotency-key': key } });
+    assert.equal(first.status, 202);
+    assert.deepEqual(first.json.data, { accepted: true, duplicate: false, conversation_id: 'work' });
+    const repeats = await Promise.all([1, 2, 3].map(() => daemon.call('POST', '/wake', { body: wake(), headers: { 'idempotency-key': key } })));
+    for (const repeat of repeats) assert.deepEqual([repeat.status, repeat.json.data.duplicate], [200, true]);
+    await daemon.daemon.wakes.settled();
+    assert.equal(alarmChats().length, 1, 'one turn for one wake');
+    assert.match(alarmChats()[0]?.user ?? '', /Time for the stand-up notes/);
+    const transcript = await daemon.ok('GET', '/conversations/work');
+    assert.deepEqual(
+      transcript.entries.map((entry: { role: string; text: string }) => [entry.role, entry.text]),
+      [
+        ['notice', 'Alarm: Time for the stand-up notes'],
+        ['assistant', 'Stand-up notes coming up.'],
+      ],
+    );
+  });
+
+  test('the key falls back to <alarm_id>:<scheduled_for>; a wake for another user is 403; none at all is 400', async () => {
+    const implicit = wake({ alarm_id: '0193a000-0000-7000-8000-000000000002' });
+    assert.equal((await daemon.call('POST', '/wake', { body: implicit })).status, 202);
+    assert.equal((await daemon.call('POST', '/wake', { body: implicit })).json.data.duplicate, true);
+    const foreign = await daemon.call('POST', '/wake', { body: wake({ user_id: 'someone-else' }), headers: { 'idempotency-key': 'k' } });
+    assert.deepEqual([foreign.status, foreign.json.error.code], [403, 'forbidden']);
+    const keyless = await daemon.call('POST', '/wake', { body: { wake_message: 'hi' } });
+    assert.deepEqual([keyless.status, keyless.json.error.code], [400, 'invalid_request']);
+    assert.match(keyless.json.error.message, /Idempotency-Key is required/);
+    const long = await daemon.call('POST', '/wake', { body: { wake_message: 'hi' }, headers: { 'idempotency-key': 'k'.repeat(401) } });
+    assert.equal(long.status, 400);
+    assert.equal((await daemon.call('POST', '/wake', { body: { wake_message: 'hi' }, headers: { 'idempotency-key': 'k'.repeat(400) } })).status, 202);
+    const stray = await daemon.call('POST', '/wake', { body: { wake_message: 'hi', extra: 1 }, headers: { 'idempotency-key': 'x' } });
+    assert.equal(stray.status, 400);
+    await daemon.daemon.wakes.settled();
+  });
+
+  test('end to end: the agent sets an alarm through the real scheduler, which wakes it at /wake, once', async () => {
+    // The router delivers wakes in production; here the scheduler calls the daemon's /wake directly with its bearer.
+    const port = await freePort();
+    const agent = await startDaemon({ ...stack.env, PLATFORM_SCHEDULER_URL: `http://127.0.0.1:${port}` });
+    let scheduler: ServiceProcess | undefined;
+    try {
+      scheduler = await startServiceProcess('scheduler', {
+        PORT: String(port),
+        SCHEDULER_TOKEN: stack.env.SCHEDULER_TOKEN as string,
+        SCHEDULER_WAKE_URL: `${agent.url}/wake`,
+        SCHEDULER_WAKE_TOKEN: daemonToken,
+      });
+      const past = new Date(Date.now() - 1000).toISOString();
+      stack.model.setScript(
+        railScript({
+          compile: compiled('remind me'),
+          plans: [{ steps: [toolStep('alarm', 'alarms.set', { wake_message: 'Water the plants', fire_at: past, label: 'plants' })] }],
+          chat: () => ({ reply: 'Reminder: water the plants.', task: null, remember: [] }),
+        }),
+      );
+      const { intent_id: id } = await agent.ok('POST', '/messages/async', { prose: 'remind me to water the plants' });
+      await eventually(() => (agent.daemon.book.state(id)?.gates ?? []).length > 0, 'setting an alarm asks first');
+      await agent.ok('POST', `/intents/${id}/gates/alarm-approval/answer`, { approved: true });
+      const done = await agent.daemon.runner.waitForEnd(id);
+      assert.equal(done?.status, 'completed');
+      const alarm = done?.steps.find((step) => step.id === 'alarm')?.result as { id: string };
+      assert.match(alarm.id, /^[0-9a-f-]{36}$/);
+      const transcript = async () => (await agent.call('GET', '/conversations/default')).json?.data?.entries ?? [];
+      await eventually(async () => (await transcript()).length >= 2, 'the wake turn', 100_000);
+      assert.deepEqual(
+        (await transcript()).map((entry: { role: string; text: string }) => [entry.role, entry.text]),
+        [
+          ['notice', 'Alarm: Water the plants'],
+          ['assistant', 'Reminder: water the plants.'],
+        ],
+      );
+      await agent.daemon.wakes.settled();
+    } finally {
+      await scheduler?.stop();
+      await agent.stop();
+      removeFolder(agent.dataDir);
+    }
+  });
+});
+
+/** A port nothing listens on right now, for a service that must be told its address before it starts. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
