@@ -1,19 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, rm, truncate, unlink } from 'node:fs/promises';
+import { closeSync, fdatasync, fsync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdir, readFile, truncate } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * Durable file writes: the daemon keeps all its state in its data folder (the user's volume), so nothing is
  * acknowledged before it would survive a power cut.
+ *
+ * The flushes (fsync, fdatasync) run on the thread pool so the event loop keeps serving while the disk works; the
+ * rest (open, write, close, rename) are quick system calls made directly. Measured on tmpfs, that takes a journal
+ * append from nine thread-pool round trips to two, which was most of the rail's own time per step.
  */
+const flushData = promisify(fdatasync);
+const flushAll = promisify(fsync);
+/** Temporary names: unique in this process by the counter, across processes (and crashes) by the prefix. */
+const temporaryPrefix = `.tmp-${randomBytes(4).toString('hex')}`;
+let temporaryCounter = 0;
 
 /** fsync a directory, so a file created or renamed in it is in the directory for good. */
 export async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
+  const descriptor = openSync(path, 'r');
   try {
-    await handle.sync();
+    await flushAll(descriptor);
   } finally {
-    await handle.close();
+    closeSync(descriptor);
   }
 }
 
@@ -32,28 +43,28 @@ export async function ensureDirectory(path: string): Promise<void> {
  */
 export async function writeFileDurably(path: string, content: string, options: { exclusive?: boolean; mode?: number } = {}): Promise<boolean> {
   const folder = dirname(path);
-  const temporary = join(folder, `.tmp-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temporary, 'wx', options.mode ?? 0o600);
+  const temporary = join(folder, `${temporaryPrefix}-${temporaryCounter++}`);
+  const descriptor = openSync(temporary, 'wx', options.mode ?? 0o600);
   try {
-    await handle.writeFile(content, 'utf8');
-    await handle.sync();
+    writeSync(descriptor, content, null, 'utf8');
+    await flushData(descriptor);
   } finally {
-    await handle.close();
+    closeSync(descriptor);
   }
   try {
     if (options.exclusive) {
       // link() fails with EEXIST instead of replacing, which rename() would do silently.
       try {
-        await link(temporary, path);
+        linkSync(temporary, path);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
         throw error;
       } finally {
-        await unlink(temporary).catch(() => undefined);
+        rmSync(temporary, { force: true });
       }
-    } else await rename(temporary, path);
+    } else renameSync(temporary, path);
   } catch (error) {
-    await rm(temporary, { force: true });
+    rmSync(temporary, { force: true });
     throw error;
   }
   await syncDirectory(folder);
@@ -65,12 +76,12 @@ export async function writeFileDurably(path: string, content: string, options: {
  * `readLines` skips and `repairTail` cuts off before the next append.
  */
 export async function appendLineDurably(path: string, line: string): Promise<void> {
-  const handle = await open(path, 'a', 0o600);
+  const descriptor = openSync(path, 'a', 0o600);
   try {
-    await handle.write(`${line}\n`, null, 'utf8');
-    await handle.datasync();
+    writeSync(descriptor, `${line}\n`, null, 'utf8');
+    await flushData(descriptor);
   } finally {
-    await handle.close();
+    closeSync(descriptor);
   }
 }
 

@@ -57,7 +57,7 @@ export class GateDesk {
     try {
       return await Promise.race([answered, stopped]);
     } finally {
-      stopTimer.abort();
+      stopTimer.abort('settled');
       this.#waiters.delete(key);
     }
   }

@@ -135,7 +135,8 @@ export class ModelClient {
       const stop = new AbortController();
       const finish = (outcome: () => void) => {
         if (stop.signal.aborted) return;
-        stop.abort();
+        // A reason of our own: abort() without one builds a DOMException with a stack, measurable on every call.
+        stop.abort('settled');
         call.signal?.removeEventListener('abort', onAbort);
         outcome();
       };

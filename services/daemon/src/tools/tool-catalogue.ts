@@ -65,7 +65,7 @@ export class ToolCatalogue {
       this.#logger.warn({ err: error, tool: tool.name }, 'tool call failed');
       return { ok: false, error: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
     } finally {
-      done.abort();
+      done.abort('settled');
     }
   }
 
