@@ -13,8 +13,10 @@ export const services: readonly ServiceEntry[] = [
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
   { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
   { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
-  // Last: it calls the others, and `up` hands it their addresses.
+  // After the services it calls: `up` hands it their addresses.
   { name: 'daemon', load: () => import('../../services/daemon/src/main.ts') },
+  // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive.
+  { name: 'router', load: () => import('../../services/router/src/main.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { services } from './services.ts';
 
 /**
@@ -22,6 +23,8 @@ export async function up(env: Env): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
+  // The router starts each user's daemon from its bundle: rebuild it when a source changed since `npm install`.
+  await ensureBundle();
   const started: StartedService[] = [];
   for (const entry of services) {
     try {
@@ -53,8 +56,8 @@ const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> =
 /**
  * One process, several services: each needs its own port and data folder. `<NAME>_PORT` and `<NAME>_DATA_DIR`
  * (e.g. SETTLEMENT_PORT) set them per service; otherwise each keeps its default port, PORT=0 still means
- * "any free port" for all, and DATA_DIR becomes the parent of one folder per service. The daemon is also told
- * where the services started before it listen.
+ * "any free port" for all, and DATA_DIR becomes the parent of one folder per service. The daemon (and the router,
+ * for the daemons it starts) is also told where the services started before it listen.
  */
 export function serviceEnv(env: Env, name: string, started: readonly { name: string; url: string }[] = []): Env {
   const prefix = name.toUpperCase();
@@ -63,7 +66,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
   const dataDir = env[`${prefix}_DATA_DIR`] || (env.DATA_DIR ? join(env.DATA_DIR, name) : undefined);
   own.PORT = port;
   own.DATA_DIR = dataDir;
-  if (name === 'daemon')
+  // The daemon started here, and the daemons the router starts per user, reach the same services.
+  if (name === 'daemon' || name === 'router')
     for (const service of started) {
       const link = daemonLinks[service.name];
       if (link !== undefined && !env[link.setting]) own[link.setting] = `${service.url}${link.path}`;

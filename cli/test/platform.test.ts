@@ -78,7 +78,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^daemon\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /^router\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
     for (const name of ['scheduler', 'settlement', 'gateway', 'contracts', 'memory']) {

@@ -141,3 +141,26 @@ describe('read.integer', () => {
     assert.equal(read.integer({ N: '7' }, 'N', 1, { min: 1, max: 10 }), 7);
   });
 });
+
+describe('read.duration', () => {
+  it('reads the spec’s spellings and bare milliseconds', () => {
+    const range = { min: 1, max: 7_200_000 };
+    assert.deepEqual(
+      ['250ms', '30s', '5m', '1h', '1.5s', '40'].map((value) => read.duration({ D: value }, 'D', '1s', range)),
+      [250, 30_000, 300_000, 3_600_000, 1_500, 40],
+    );
+    assert.equal(read.duration({}, 'D', '30s', range), 30_000);
+  });
+
+  it('refuses other spellings and values out of range, naming the setting', () => {
+    for (const value of ['30 sec', '-1s', '5d', 'soon', '1e3'])
+      assert.match(
+        configErrorMessage(() => read.duration({ D: value }, 'D', '1s', { min: 1, max: 60_000 })),
+        /^D must be a duration like 250ms, 30s or 5m/,
+      );
+    assert.match(
+      configErrorMessage(() => read.duration({ D: '2m' }, 'D', '1s', { min: 1, max: 60_000 })),
+      /from 1 ms to 60000 ms, got "2m"/,
+    );
+  });
+});

@@ -36,6 +36,20 @@ export const read = {
     if (/^(false|0|no)$/i.test(raw)) return false;
     throw new ConfigError(`${name} must be true or false, got "${raw}"`);
   },
+  /**
+   * A duration: `250ms`, `30s`, `5m`, `1h` (the spec's spelling), or a bare number of milliseconds; in ms.
+   *
+   * @example read.duration(env, 'ROUTER_WAKE_TIMEOUT', '30s', { min: 100, max: 600_000 })
+   */
+  duration(env: Env, name: string, fallback: string, range: { min: number; max: number }): number {
+    const raw = env[name] || fallback;
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+    const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match?.[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+    const value = match ? Math.round(Number(match[1]) * unit) : Number.NaN;
+    if (!(value >= range.min && value <= range.max))
+      throw new ConfigError(`${name} must be a duration like 250ms, 30s or 5m, from ${range.min} ms to ${range.max} ms, got "${raw}"`);
+    return value;
+  },
   /** A URL setting; `echo: false` keeps the value out of the error (it may carry a password). */
   url(env: Env, name: string, fallback: string, protocols: readonly string[], echo = true): string {
     const raw = env[name] || fallback;

@@ -11,9 +11,11 @@ export const errorCatalogue = {
   not_found: { status: 404, retryable: false, meaning: 'Unknown route, or a resource unknown or not owned by the caller' },
   conflict: { status: 409, retryable: false, meaning: 'Idempotency key reused with different parameters, or a state clash' },
   busy: { status: 409, retryable: true, meaning: 'A single-flight resource is in use (the daemon walks one intent at a time); retry when it is free' },
+  account_deleted: { status: 410, retryable: false, meaning: 'The account was deleted (the router, for a deleted user)' },
   payload_too_large: { status: 413, retryable: false, meaning: 'Request body over the service limit' },
   unsupported_media_type: { status: 415, retryable: false, meaning: 'Request body is not JSON' },
   rate_limited: { status: 429, retryable: true, meaning: 'Too many requests; retry later' },
+  account_suspended: { status: 451, retryable: false, meaning: 'The account is suspended (the router, for a suspended user)' },
   internal: { status: 500, retryable: true, meaning: 'Database error or unexpected failure' },
   unavailable: { status: 503, retryable: true, meaning: 'A dependency (the database, the sequencer) is unavailable' },
 } as const satisfies Record<string, { status: number; retryable: boolean; meaning: string }>;

@@ -26,7 +26,9 @@ process.once('exit', () => {
 });
 
 /**
- * Starts a service with `PORT=0` and its own temporary DATA_DIR (unless given), and resolves once it listens. Only
+ * Starts a service with `PORT=0` and its own temporary DATA_DIR (unless given), and resolves once it listens (and has
+ * printed `readyLine`, for a service with more to do after its first listener). With `readyUrl` (a service told its
+ * port, logging only warnings) it resolves once GET `readyUrl` answers 200 instead. Only
  * PATH and HOME are passed through from this process; everything else comes from `env`. Gives up after `timeoutMs`
  * with the service's output in the error.
  *
@@ -35,7 +37,7 @@ process.once('exit', () => {
 export async function startServiceProcess(
   name: string,
   env: Record<string, string> = {},
-  options: { timeoutMs?: number; dataDir?: string } = {},
+  options: { timeoutMs?: number; dataDir?: string; readyLine?: RegExp; readyUrl?: string } = {},
 ): Promise<ServiceProcess> {
   const owned = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `platform-${name}-`));
@@ -50,7 +52,10 @@ export async function startServiceProcess(
     if (owned) rmSync(dataDir, { recursive: true, force: true });
   });
   const logs: string[] = [];
+  // The first listener's address; with `readyLine`, resolved only once that line has been printed too.
   const url = await new Promise<string>((resolve, reject) => {
+    let listeningAt: string | undefined;
+    let ready = options.readyLine === undefined;
     const timer = setTimeout(() => fail(`did not start within ${options.timeoutMs ?? 60_000} ms`), options.timeoutMs ?? 60_000);
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -66,16 +71,23 @@ export async function startServiceProcess(
         partial = lines.pop() ?? '';
         for (const line of lines) {
           logs.push(line);
-          const listening = /Server listening at (http:\/\/[^"\s]+)/.exec(line);
-          if (listening) {
+          listeningAt ??= /Server listening at (http:\/\/[^"\s]+)/.exec(line)?.[1];
+          if (options.readyLine?.test(line)) ready = true;
+          if (listeningAt !== undefined && ready) {
             clearTimeout(timer);
-            resolve(listening[1] as string);
+            resolve(listeningAt);
           }
         }
       });
     };
     read(child.stdout as NodeJS.ReadableStream);
     read(child.stderr as NodeJS.ReadableStream);
+    if (options.readyUrl !== undefined)
+      void pollReady(options.readyUrl, () => child.exitCode !== null || child.signalCode !== null).then((ready) => {
+        if (!ready) return;
+        clearTimeout(timer);
+        resolve(new URL(options.readyUrl as string).origin);
+      });
     child.once('exit', (code, signal) => fail(`exited with ${code ?? signal} before listening`));
   });
   const stopWith = async (signal: NodeJS.Signals, graceMs: number) => {
@@ -94,4 +106,17 @@ export async function startServiceProcess(
     stop: (graceMs = 10_000) => stopWith('SIGTERM', graceMs),
     kill: () => stopWith('SIGKILL', 0),
   };
+}
+
+/** Polls `url` every 20 ms until it answers 200 (true) or the process has gone (false). */
+async function pollReady(url: string, gone: () => boolean): Promise<boolean> {
+  while (!gone()) {
+    const ok = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
 }

@@ -86,6 +86,8 @@ describe('restarts: nothing acknowledged is lost', () => {
       const submitted = await httpCall(crashing.url, 'POST', '/messages/async', { bearer: daemonToken, body: { prose: 'think hard' } });
       const id = submitted.json.data.intent_id;
       await eventually(() => stepRequests() > earlier, 'the step is with the model', 50_000);
+      // The model is asked while step.started is being written; kill only once it is on disk, so the restart sees it.
+      await eventually(() => readdirSync(join(dataDir, 'journal', id)).some((name) => name.endsWith('-step.started.json')), 'the start is on disk');
       await crashing.kill();
       release();
       const restarted = await startServiceProcess('daemon', env, { dataDir });

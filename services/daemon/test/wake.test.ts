@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { freePort } from '@platform/kit/free-port';
 import { eventually } from '@platform/testkit/eventually';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
 import { compiled, daemonToken, railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon, toolStep, userId } from './harness.ts';
@@ -120,12 +119,3 @@ describe('wakes', () => {
     }
   });
 });
-
-/** A port nothing listens on right now, for a service that must be told its address before it starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

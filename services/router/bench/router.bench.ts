@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '@platform/kit/free-port';
+import { httpCall } from '@platform/testkit/http-call';
+import { startServiceProcess } from '@platform/testkit/service-process';
+import { p50 } from '@platform/testkit/stats';
+import { OAuth2Server } from 'oauth2-mock-server';
+import { daemonTokenFor } from '../src/compose.ts';
+import { startLoad } from './load-process.ts';
+import { startPeerProxies } from './peer-proxies.ts';
+
+/*
+ * `npm run bench -w services/router`: the proxy's added latency on an awake environment at a fixed rate, beside
+ * @fastify/http-proxy and a plain node:http forwarder in front of the same daemon; cold start to first byte with the
+ * process provider; and a thousand concurrent requests to a sleeping user. The router, the daemon, the peers and the
+ * load each run in a process of their own. BENCH_SECONDS (10), BENCH_RATE (1000), BENCH_COLD_STARTS (10).
+ */
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const rate = Number(process.env.BENCH_RATE ?? 1000);
+const coldStarts = Number(process.env.BENCH_COLD_STARTS ?? 10);
+const admin = 'bench-admin-token';
+const fixed = (value: number, places = 2) => value.toFixed(places);
+
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+
+const idp = new OAuth2Server();
+await idp.issuer.keys.generate('RS256');
+await idp.start(0, '127.0.0.1');
+const dataDir = mkdtempSync(join(tmpdir(), 'router-bench-'));
+const internalPort = await freePort();
+const publicPort = await freePort();
+// Warnings only, as a busy production router would run: a log line per request is work the proxy does not need.
+const router = await startServiceProcess(
+  'router',
+  {
+    IDP_URL: idp.issuer.url as string,
+    ROUTER_IDP_AUDIENCE: 'bench',
+    ROUTER_ADMIN_TOKEN: admin,
+    ROUTER_ADDR: `127.0.0.1:${publicPort}`,
+    ROUTER_INTERNAL_ADDR: `127.0.0.1:${internalPort}`,
+    LOG_LEVEL: 'warn',
+  },
+  { dataDir, readyUrl: `http://127.0.0.1:${internalPort}/healthz` },
+);
+const internal = `http://127.0.0.1:${internalPort}`;
+const publicUrl = `http://127.0.0.1:${publicPort}`;
+const load = await startLoad();
+try {
+  const user = randomUUID();
+  await httpCall(internal, 'POST', '/admin/users', { bearer: admin, body: { idp_user_id: user } });
+  const token = await idp.issuer.buildToken({
+    expiresIn: 3600,
+    scopesOrTransform: (_header, payload) => {
+      payload.sub = user;
+      payload.aud = 'bench';
+    },
+  });
+  const asUser = { authorization: `Bearer ${token}` };
+  const warm = await load.ask('once', { url: `${publicUrl}/me`, headers: asUser });
+  if (warm.status !== 200) throw new Error(`the router answered ${warm.status}`);
+  const run = JSON.parse(readFileSync(join(dataDir, 'volumes', user, 'router-run.json'), 'utf8')) as { port: number };
+  const daemonUrl = `http://127.0.0.1:${run.port}`;
+  const daemonToken = daemonTokenFor(readFileSync(join(dataDir, 'daemon-token-root.key'), 'utf8').trim())(user);
+  const peers = await startPeerProxies(daemonUrl, daemonToken);
+  try {
+    const targets: [string, string, Record<string, string>][] = [
+      ['daemon directly', `${daemonUrl}/me`, { authorization: `Bearer ${daemonToken}` }],
+      ['router (JWT, user, wake check, stream)', `${publicUrl}/me`, asUser],
+      ['@fastify/http-proxy 11', `${peers.info.fastify}/me`, {}],
+      ['plain node:http forwarder', `${peers.info.plain}/me`, {}],
+    ];
+    for (const [, url, headers] of targets) await load.ask('rate', { url, headers, perSecond: 200, seconds: 1 });
+    const results = [];
+    for (const [name, url, headers] of targets) results.push({ name, ...(await load.ask('rate', { url, headers, perSecond: rate, seconds })) });
+    const direct = results[0] as (typeof results)[number];
+    console.log(`\nGET /me of an awake daemon at ${rate} requests/s for ${seconds} s (open loop; latency from each request's due time), ms:`);
+    console.log('| path | ok | errors | p50 | p99 | added p50 | added p99 |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const row of results)
+      console.log(
+        `| ${row.name} | ${row.ok} | ${Object.values(row.errors).reduce((sum, count) => sum + count, 0)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${row === direct ? '–' : fixed(row.p50 - direct.p50)} | ${row === direct ? '–' : fixed(row.p99 - direct.p99)} |`,
+      );
+  } finally {
+    peers.kill();
+  }
+
+  const stopAndRestore = async () => {
+    await httpCall(internal, 'POST', `/admin/users/${user}/suspend`, { bearer: admin });
+    await httpCall(internal, 'POST', `/admin/users/${user}/restore`, { bearer: admin });
+  };
+  const firstBytes: number[] = [];
+  for (let start = 0; start < coldStarts; start++) {
+    await stopAndRestore();
+    firstBytes.push((await load.ask('once', { url: `${publicUrl}/me`, headers: asUser })).firstByteMs);
+  }
+  console.log(
+    `\nCold start to first byte with the process provider (${coldStarts} starts of a stopped daemon): p50 ${fixed(p50(firstBytes), 0)} ms, max ${fixed(Math.max(...firstBytes), 0)} ms`,
+  );
+
+  await stopAndRestore();
+  const before = (await httpCall(internal, 'GET', '/healthz', {})).json.data.cold_starts.count;
+  const burst = await load.ask('burst', { url: `${publicUrl}/me`, headers: asUser, count: 1000 });
+  const after = (await httpCall(internal, 'GET', '/healthz', {})).json.data.cold_starts.count;
+  console.log(
+    `\n1,000 concurrent requests to a sleeping user: starts ${after - before}, errors ${burst.errors}, last answer after ${fixed(burst.lastMs, 0)} ms`,
+  );
+} finally {
+  load.kill();
+  await router.stop();
+  await idp.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);

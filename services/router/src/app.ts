@@ -1,0 +1,36 @@
+import { createServiceApp } from '@platform/kit/http/create-app';
+import { corsHeaders } from './http/cors.ts';
+import { registerAdminRoutes } from './routes/admin-routes.ts';
+import { registerInternalHealth } from './routes/internal-routes.ts';
+import { registerProxyRoute } from './routes/proxy-route.ts';
+import { registerPublicRoutes } from './routes/public-routes.ts';
+import type { RouteDeps } from './routes/route-deps.ts';
+import { registerWakeRoute } from './routes/wake-route.ts';
+
+export const serviceName = 'router';
+export const serviceVersion = '0.1.0';
+
+/** The router's own JSON bodies are small; proxied bodies stream through without this limit (the daemon has its own). */
+const ownBodyBytes = 64 * 1024;
+
+/** The public listener: health, version, the caller's account and invite, and everything else proxied. */
+export async function buildPublicApp(deps: RouteDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes });
+  app.addHook('onRequest', async (request, reply) => {
+    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+    reply.headers(corsHeaders(deps.config.corsOrigins, request.headers, preflight));
+    if (preflight) return reply.status(204).send();
+  });
+  registerPublicRoutes(app, deps);
+  await registerProxyRoute(app, deps);
+  return app;
+}
+
+/** The internal listener (a private address): health, and the admin and wake routes when their tokens are set. */
+export async function buildInternalApp(deps: RouteDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes });
+  registerInternalHealth(app, deps);
+  if (deps.config.adminToken !== '') await registerAdminRoutes(app, deps);
+  if (deps.config.wakeToken !== '') await registerWakeRoute(app, deps);
+  return app;
+}

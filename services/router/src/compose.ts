@@ -1,0 +1,116 @@
+import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Clock } from '@platform/kit/clock';
+import { migrate } from '@platform/kit/db/migrate';
+import type { Database } from '@platform/kit/db/open-database';
+import type { Logger } from 'pino';
+import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
+import { JwtVerifier } from './auth/jwt-verifier.ts';
+import type { RouterConfig } from './config.ts';
+import { migrations } from './db/migrations.ts';
+import type { RouterSchema } from './db/schema.ts';
+import { FlyProvider } from './environments/fly-provider.ts';
+import { Activity, IdleReaper } from './environments/idle-reaper.ts';
+import { ProcessProvider } from './environments/process-provider.ts';
+import type { EnvironmentProvider } from './environments/provider.ts';
+import { probeHealth, WakeCoordinator } from './environments/wake-coordinator.ts';
+import { InvitesRepository } from './invites/invites.repository.ts';
+import { environmentUser } from './routes/proxy-route.ts';
+import type { RouteDeps } from './routes/route-deps.ts';
+import { UserAccess } from './users/access.ts';
+import { Provisioner } from './users/provisioner.ts';
+import { UserDirectory } from './users/user-directory.ts';
+import { UsersRepository, usersChannel } from './users/users.repository.ts';
+
+const require = createRequire(import.meta.url);
+const http = require('node:http') as typeof import('node:http');
+
+export interface ComposedRouter {
+  publicApp: Awaited<ReturnType<typeof buildPublicApp>>;
+  internalApp: Awaited<ReturnType<typeof buildInternalApp>>;
+  deps: RouteDeps;
+  reaper: IdleReaper;
+  /** Stops the reaper and (when configured) the daemons, closes sockets and the notification listener. */
+  release(): Promise<void>;
+}
+
+/** Each daemon's bearer: an HMAC of the root and the user id, so one user's daemon token opens no other daemon. */
+export function daemonTokenFor(root: string) {
+  return (userId: string) => createHmac('sha256', root).update(`platform-daemon-token:${userId}`).digest('base64url');
+}
+
+/** Everything between an open database and two listening apps, shared by main and the tests. */
+export async function composeRouter(
+  database: Database<RouterSchema>,
+  config: RouterConfig,
+  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider },
+): Promise<ComposedRouter> {
+  const { clock, logger } = options;
+  await migrate(database, serviceName, migrations);
+  const daemonToken = daemonTokenFor(options.daemonTokenRoot);
+  const provider: EnvironmentProvider =
+    options.provider ??
+    (config.provider === 'fly' && config.fly
+      ? new FlyProvider(config.fly, { tokenFor: daemonToken, daemonPort: config.daemonPort, logger })
+      : new ProcessProvider(config.processProvider, { tokenFor: daemonToken, logger }));
+  const users = new UsersRepository(database.db, clock);
+  const directory = new UserDirectory(users, clock);
+  const unlisten = await database.listen(usersChannel, (id) => (id ? directory.invalidate(id) : directory.clear()));
+  const invites = new InvitesRepository(database.db, clock);
+  const provisioner = new Provisioner({ users, directory, provider, clock, logger, defaultRegion: config.defaultRegion });
+  const activity = new Activity(clock);
+  const wake = new WakeCoordinator({
+    provider,
+    clock,
+    logger,
+    probeIntervalMs: config.probeIntervalMs,
+    wakeTimeoutMs: config.wakeTimeoutMs,
+    maxWaiters: config.maxWaiters,
+    probe: probeHealth,
+  });
+  const agents = { environments: new http.Agent({ keepAlive: true, maxSockets: 1024 }), gateway: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
+  const deps: RouteDeps = {
+    config,
+    clock,
+    logger,
+    version: serviceVersion,
+    ping: () => database.ping(),
+    users,
+    directory,
+    invites,
+    provisioner,
+    access: new UserAccess(directory, invites, provisioner),
+    provider,
+    wake,
+    activity,
+    verifier: config.identityProvider ? new JwtVerifier(config.identityProvider, clock, logger) : undefined,
+    daemonToken,
+    agents,
+  };
+  const reaper = new IdleReaper({
+    provider,
+    activity,
+    clock,
+    logger,
+    idleTimeoutMs: config.idleTimeoutMs,
+    lookup: async (id) => {
+      const row = await users.get(id);
+      return row ? environmentUser(row) : undefined;
+    },
+  });
+  const publicApp = await buildPublicApp(deps);
+  const internalApp = await buildInternalApp(deps);
+  return {
+    publicApp,
+    internalApp,
+    deps,
+    reaper,
+    async release() {
+      await reaper.stop();
+      await provider.close();
+      agents.environments.destroy();
+      agents.gateway.destroy();
+      await unlisten();
+    },
+  };
+}

@@ -1,0 +1,205 @@
+import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface IdentityProviderSettings {
+  /** Base URL of the OpenID provider; its discovery document is `<url>/.well-known/openid-configuration`. */
+  readonly url: string;
+  /** The `iss` tokens must carry; the discovered issuer when unset. */
+  readonly issuer: string | undefined;
+  readonly audience: string;
+  readonly algorithms: readonly string[];
+  readonly leewaySeconds: number;
+}
+
+export interface ProcessProviderSettings {
+  /** The daemon's entry (the bundle) and the flags it runs with. */
+  readonly daemonEntry: string;
+  readonly nodeFlags: readonly string[];
+  /** One folder per user: the volume, holding the daemon's DATA_DIR and its log. */
+  readonly volumesDir: string;
+  /** The settings handed to every daemon (service URLs and their bearers). */
+  readonly daemonEnv: Readonly<Record<string, string>>;
+  /** Stop every daemon when the router stops (otherwise they run on, and a restarted router adopts them). */
+  readonly stopOnExit: boolean;
+}
+
+export interface FlySettings {
+  readonly apiUrl: string;
+  readonly apiToken: string;
+  readonly appName: string;
+  readonly image: string;
+  readonly volumeSizeGb: number;
+  readonly daemonEnv: Readonly<Record<string, string>>;
+}
+
+export interface RouterConfig extends BaseConfig {
+  readonly publicAddress: ListenAddress;
+  readonly internalAddress: ListenAddress;
+  /** Undefined in development only: then every authenticated route answers 503 naming IDP_URL. */
+  readonly identityProvider: IdentityProviderSettings | undefined;
+  readonly adminToken: string;
+  readonly wakeToken: string;
+  /** Root of the per-user daemon bearers (each daemon gets an HMAC of it and its user id). */
+  readonly daemonTokenRoot: string;
+  readonly gatewayUrl: string;
+  readonly gatewayToken: string;
+  readonly daemonPort: number;
+  readonly codyPort: number;
+  /** `*` or exact origins. */
+  readonly corsOrigins: readonly string[];
+  readonly provider: 'process' | 'fly';
+  readonly defaultRegion: string;
+  readonly wakeTimeoutMs: number;
+  readonly proxyTimeoutMs: number;
+  readonly probeIntervalMs: number;
+  readonly idleTimeoutMs: number;
+  readonly maxWaiters: number;
+  readonly production: boolean;
+  readonly processProvider: ProcessProviderSettings;
+  readonly fly: FlySettings | undefined;
+}
+
+/** The settings every daemon gets from the router's own environment (a daemon never sees the router's secrets). */
+export const defaultDaemonEnv = [
+  'PLATFORM_GATEWAY_URL',
+  'PLATFORM_GATEWAY_TOKEN',
+  'PLATFORM_MEMORY_URL',
+  'MEMORY_MCP_TOKEN',
+  'PLATFORM_CONTRACTS_URL',
+  'PLATFORM_CONTRACT_TOKEN',
+  'PLATFORM_SCHEDULER_URL',
+  'SCHEDULER_TOKEN',
+  'PLATFORM_SETTLEMENT_URL',
+  'LEDGER_TOKEN',
+  'DAEMON_MCP_SERVERS',
+  'GATEWAY_MODEL_M1',
+  'GATEWAY_MODEL_M2',
+  'GATEWAY_MODEL_M3',
+  'GATEWAY_MODEL_M4',
+  'PLATFORM_COMPILER_MODEL',
+  'PLATFORM_COMPILER_ESCALATION_MODEL',
+  'PLATFORM_PLANNER_MODEL',
+  'PLATFORM_EXECUTOR_MODEL',
+  'LOG_LEVEL',
+];
+
+/** `host:port`, `[v6]:port`; an unset setting takes `fallback`. */
+function address(env: Env, name: string, fallback: ListenAddress): ListenAddress {
+  const raw = read.optionalString(env, name);
+  if (raw === undefined) return fallback;
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new ConfigError(`${name} must be host:port (for example 127.0.0.1:8443), got "${raw}"`);
+  return { host: (match[1] ?? match[2]) as string, port };
+}
+
+function daemonEnv(env: Env): Record<string, string> {
+  const names =
+    read
+      .optionalString(env, 'ROUTER_DAEMON_ENV')
+      ?.split(',')
+      .map((name) => name.trim()) ?? defaultDaemonEnv;
+  const picked: Record<string, string> = {};
+  for (const name of names) if (env[name] !== undefined && env[name] !== '') picked[name] = env[name] as string;
+  return picked;
+}
+
+function identityProvider(env: Env): IdentityProviderSettings | undefined {
+  const url = read.optionalString(env, 'IDP_URL');
+  if (url === undefined) return undefined;
+  read.url(env, 'IDP_URL', url, ['http:', 'https:'], false);
+  const audience = read.optionalString(env, 'ROUTER_IDP_AUDIENCE');
+  if (audience === undefined) throw new ConfigError('ROUTER_IDP_AUDIENCE is required with IDP_URL (the aud tokens must be issued for)');
+  const algorithms = read
+    .string(env, 'ROUTER_JWT_ALGORITHMS', 'RS256,PS256,ES256,EdDSA')
+    .split(',')
+    .map((algorithm) => algorithm.trim());
+  for (const algorithm of algorithms)
+    if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(algorithm))
+      throw new ConfigError(`ROUTER_JWT_ALGORITHMS may list asymmetric algorithms only (RS*, PS*, ES*, EdDSA), got "${algorithm}"`);
+  return Object.freeze({
+    url: url.replace(/\/+$/, ''),
+    issuer: read.optionalString(env, 'ROUTER_IDP_ISSUER'),
+    audience,
+    algorithms: Object.freeze(algorithms),
+    leewaySeconds: read.integer(env, 'ROUTER_JWT_LEEWAY_SECONDS', 30, { min: 0, max: 300 }),
+  });
+}
+
+function fly(env: Env): FlySettings | undefined {
+  if (read.string(env, 'ROUTER_PROVIDER', 'process') !== 'fly') return undefined;
+  const required = (name: string) => {
+    const value = read.optionalString(env, name);
+    if (value === undefined) throw new ConfigError(`${name} is required with ROUTER_PROVIDER=fly`);
+    return value;
+  };
+  return Object.freeze({
+    apiUrl: read.url(env, 'FLY_API_URL', 'https://api.machines.dev', ['http:', 'https:']).replace(/\/+$/, ''),
+    apiToken: required('FLY_API_TOKEN'),
+    appName: required('FLY_APP_NAME'),
+    image: required('FLY_DAEMON_IMAGE'),
+    volumeSizeGb: read.integer(env, 'FLY_VOLUME_SIZE_GB', 1, { min: 1, max: 500 }),
+    daemonEnv: Object.freeze(daemonEnv(env)),
+  });
+}
+
+/**
+ * The router's settings, parsed once. The spec lists ROUTER_ADDR, ROUTER_INTERNAL_ADDR, IDP_URL and DATABASE_URL as
+ * required; in development they default (8443, 8081, no identity provider, embedded PGlite); with NODE_ENV=production
+ * IDP_URL, DATABASE_URL and a daemon token root are required.
+ */
+export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags: readonly string[] }): RouterConfig {
+  const base = readBaseConfig(env, { service: 'router', defaultPort: 8443 });
+  const production = read.string(env, 'NODE_ENV', '') === 'production';
+  // `platform up` passes PORT (0 in tests): the public port, and a free internal one too when it is 0.
+  const publicAddress = address(env, 'ROUTER_ADDR', { host: base.host, port: base.port });
+  const internalAddress = address(env, 'ROUTER_INTERNAL_ADDR', { host: '127.0.0.1', port: env.PORT === '0' ? 0 : 8081 });
+  const idp = identityProvider(env);
+  const provider = read.string(env, 'ROUTER_PROVIDER', 'process');
+  if (provider !== 'process' && provider !== 'fly') throw new ConfigError(`ROUTER_PROVIDER must be process or fly, got "${provider}"`);
+  const daemonTokenRoot = read.string(env, 'PLATFORM_DAEMON_TOKEN', '');
+  if (production) {
+    if (idp === undefined) throw new ConfigError('IDP_URL is required in production');
+    if (base.databaseUrl === undefined) throw new ConfigError('DATABASE_URL is required in production');
+    if (daemonTokenRoot === '') throw new ConfigError('PLATFORM_DAEMON_TOKEN is required in production (the root of every daemon’s bearer)');
+  }
+  const origins = read
+    .string(env, 'ROUTER_CORS_ORIGINS', '*')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  return Object.freeze({
+    ...base,
+    publicAddress,
+    internalAddress,
+    identityProvider: idp,
+    adminToken: read.string(env, 'ROUTER_ADMIN_TOKEN', ''),
+    wakeToken: read.string(env, 'ROUTER_WAKE_TOKEN', ''),
+    daemonTokenRoot,
+    gatewayUrl: read.url(env, 'ROUTER_GATEWAY_URL', 'http://127.0.0.1:9090', ['http:', 'https:']).replace(/\/+$/, ''),
+    gatewayToken: read.string(env, 'PLATFORM_GATEWAY_TOKEN', ''),
+    daemonPort: read.integer(env, 'ROUTER_DAEMON_PORT', 8080, { min: 1, max: 65535 }),
+    codyPort: read.integer(env, 'ROUTER_CODY_PORT', 8090, { min: 1, max: 65535 }),
+    corsOrigins: Object.freeze(origins.length > 0 ? origins : ['*']),
+    provider,
+    defaultRegion: read.string(env, 'ROUTER_DEFAULT_REGION', provider === 'fly' ? 'iad' : 'local'),
+    wakeTimeoutMs: read.duration(env, 'ROUTER_WAKE_TIMEOUT', '30s', { min: 100, max: 600_000 }),
+    proxyTimeoutMs: read.duration(env, 'ROUTER_PROXY_TIMEOUT', '5m', { min: 100, max: 3_600_000 }),
+    probeIntervalMs: read.duration(env, 'ROUTER_PROBE_INTERVAL', '250ms', { min: 1, max: 60_000 }),
+    idleTimeoutMs: read.duration(env, 'ROUTER_IDLE_TIMEOUT', '15m', { min: 1_000, max: 86_400_000 }),
+    maxWaiters: read.integer(env, 'ROUTER_MAX_WAITERS', 2048, { min: 1, max: 100_000 }),
+    production,
+    processProvider: Object.freeze({
+      daemonEntry: read.string(env, 'ROUTER_DAEMON_ENTRY', defaults.daemonEntry),
+      nodeFlags: defaults.nodeFlags,
+      volumesDir: read.string(env, 'ROUTER_VOLUMES_DIR', `${base.dataDir}/volumes`),
+      daemonEnv: Object.freeze(daemonEnv(env)),
+      stopOnExit: read.boolean(env, 'ROUTER_STOP_DAEMONS_ON_EXIT', true),
+    }),
+    fly: fly(env),
+  });
+}

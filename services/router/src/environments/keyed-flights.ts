@@ -1,0 +1,40 @@
+/**
+ * Single flight per key, with a cap on who may wait: the first caller starts the work, later callers for the same key
+ * share its promise, and a caller past `maxWaiters` is turned away (undefined) instead of queueing without bound.
+ *
+ * @example const ready = flights.join(userId, () => wake(userId)) ?? refuse()
+ */
+export class KeyedFlights<T> {
+  readonly #maxWaiters: number;
+  readonly #flights = new Map<string, { promise: Promise<T>; waiters: number }>();
+
+  constructor(maxWaiters: number) {
+    this.#maxWaiters = maxWaiters;
+  }
+
+  join(key: string, work: () => Promise<T>): Promise<T> | undefined {
+    let flight = this.#flights.get(key);
+    if (flight === undefined) {
+      const promise = work();
+      const started = { promise, waiters: 0 };
+      flight = started;
+      this.#flights.set(key, started);
+      const land = () => {
+        if (this.#flights.get(key) === started) this.#flights.delete(key);
+      };
+      promise.then(land, land);
+    }
+    if (flight.waiters >= this.#maxWaiters) return undefined;
+    flight.waiters++;
+    const current = flight;
+    const leave = () => {
+      current.waiters--;
+    };
+    current.promise.then(leave, leave);
+    return current.promise;
+  }
+
+  waiters(key: string): number {
+    return this.#flights.get(key)?.waiters ?? 0;
+  }
+}

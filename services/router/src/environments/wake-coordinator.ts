@@ -1,0 +1,133 @@
+import type { Clock } from '@platform/kit/clock';
+import { ServiceError } from '@platform/kit/errors';
+import type { Logger } from 'pino';
+import { KeyedFlights } from './keyed-flights.ts';
+import type { EnvironmentProvider, EnvironmentUser } from './provider.ts';
+
+export interface Ready {
+  address: string;
+  /** How long this request waited for a cold start; undefined when the environment was already up. */
+  coldStartMs: number | undefined;
+}
+
+export interface ColdStartStats {
+  count: number;
+  failures: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  max_ms: number | null;
+}
+
+/** Answered when a wake cannot be waited for: the client is told to come back, never left hanging, never a 502. */
+export function wakeRefusal(message: string, retryAfterSeconds: number): ServiceError {
+  return new ServiceError('unavailable', message, { details: { retry_after: retryAfterSeconds } });
+}
+
+/**
+ * Wakes environments single-flight: however many requests arrive for a sleeping user, the provider is asked to
+ * start it once, and one probe loop polls the daemon's `/healthz` over the real network path every `probeIntervalMs`
+ * until it answers or `wakeTimeoutMs` passes. At most `maxWaiters` requests wait per user; past that, or past the
+ * deadline, the answer is 503 with Retry-After.
+ */
+export class WakeCoordinator {
+  readonly #provider: EnvironmentProvider;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #options: { probeIntervalMs: number; wakeTimeoutMs: number; maxWaiters: number };
+  readonly #probe: (address: string) => Promise<boolean>;
+  readonly #wakes: KeyedFlights<Ready>;
+  readonly #durations: number[] = [];
+  /** The address each user's daemon last answered its health probe at: only that one is trusted without a wake. */
+  readonly #verified = new Map<string, string>();
+  #coldStarts = 0;
+  #failures = 0;
+
+  constructor(options: {
+    provider: EnvironmentProvider;
+    clock: Clock;
+    logger: Logger;
+    probeIntervalMs: number;
+    wakeTimeoutMs: number;
+    maxWaiters: number;
+    probe: (address: string) => Promise<boolean>;
+  }) {
+    this.#provider = options.provider;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#options = options;
+    this.#probe = options.probe;
+    this.#wakes = new KeyedFlights<Ready>(options.maxWaiters);
+  }
+
+  /** The daemon's address, waking the environment first when it is not running. */
+  async ready(user: EnvironmentUser): Promise<Ready> {
+    const address = await this.#provider.address(user);
+    // A daemon the provider has started is not yet one that answers: until the probe says so, requests join the wake.
+    if (address !== undefined && this.#verified.get(user.id) === address) return { address, coldStartMs: undefined };
+    this.#verified.delete(user.id);
+    const flight = this.#wakes.join(user.id, () => this.#wake(user));
+    if (flight === undefined) throw wakeRefusal(`too many requests are waiting for this environment to start (ROUTER_MAX_WAITERS); retry shortly`, 2);
+    return flight;
+  }
+
+  /** How many requests wait for a user's environment now. */
+  waiting(userId: string): number {
+    return this.#wakes.waiters(userId);
+  }
+
+  stats(): ColdStartStats {
+    const sorted = [...this.#durations].sort((a, b) => a - b);
+    const at = (p: number) => (sorted.length === 0 ? null : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number));
+    return { count: this.#coldStarts, failures: this.#failures, p50_ms: at(50), p99_ms: at(99), max_ms: sorted.at(-1) ?? null };
+  }
+
+  async #wake(user: EnvironmentUser): Promise<Ready> {
+    const started = this.#clock.now().getTime();
+    const deadline = started + this.#options.wakeTimeoutMs;
+    const timeout = () => {
+      this.#failures++;
+      return wakeRefusal(`the environment did not become ready within ${this.#options.wakeTimeoutMs} ms (ROUTER_WAKE_TIMEOUT); retry shortly`, 5);
+    };
+    try {
+      const startLeft = new AbortController();
+      const starting = this.#provider.start(user);
+      const outcome = await Promise.race([
+        starting.then(() => 'started' as const),
+        this.#clock.sleep(deadline - started, startLeft.signal).then(() => 'late' as const),
+      ]);
+      startLeft.abort('settled');
+      if (outcome === 'late') throw timeout();
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      this.#failures++;
+      this.#logger.error({ err: error, user: user.id }, 'environment failed to start');
+      throw wakeRefusal('the environment could not be started; retry shortly', 5);
+    }
+    for (;;) {
+      const address = await this.#provider.address(user);
+      if (address !== undefined && (await this.#probe(address))) {
+        this.#verified.set(user.id, address);
+        const duration = this.#clock.now().getTime() - started;
+        this.#coldStarts++;
+        this.#durations.push(duration);
+        if (this.#durations.length > 1_000) this.#durations.shift();
+        this.#logger.info({ user: user.id, ms: duration }, 'cold start');
+        return { address, coldStartMs: duration };
+      }
+      const left = deadline - this.#clock.now().getTime();
+      if (left <= 0) throw timeout();
+      await this.#clock.sleep(Math.min(this.#options.probeIntervalMs, left));
+    }
+  }
+}
+
+/** GET <address>/healthz answered 200 within a second. */
+export async function probeHealth(address: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${address}/healthz`, { signal: AbortSignal.timeout(1_000) });
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

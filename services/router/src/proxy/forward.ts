@@ -1,0 +1,137 @@
+import type { Agent, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Clock } from '@platform/kit/clock';
+
+// node:http through require: an ES import builds the module's whole namespace, which loads undici (see ARCHITECTURE.md).
+const require = createRequire(import.meta.url);
+const http = require('node:http') as typeof import('node:http');
+
+/** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1), plus the client's own credentials. */
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'trailers',
+  'transfer-encoding',
+  'upgrade',
+]);
+/** Set by the router only: a client cannot claim to be someone, or somewhere, else. */
+const routerOwned = new Set(['host', 'authorization', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'x-platform-user-id']);
+
+export interface ForwardTarget {
+  hostname: string;
+  port: number;
+  /** Path and query as the upstream sees them. */
+  path: string;
+  /** Added to (and overriding) the client's headers: the upstream's bearer, the user's id. */
+  headers: Record<string, string>;
+}
+
+export interface ForwardOptions {
+  agent: Agent;
+  clock: Clock;
+  /** No byte either way for this long ends the exchange (SSE heartbeats keep a quiet stream alive). */
+  idleTimeoutMs: number;
+  /** Added to the response: CORS, the cold-start header. */
+  responseHeaders: Record<string, string>;
+  /** The upstream failed before answering: the caller writes a clean error (the response is still untouched). */
+  onFailureBeforeAnswer: (error: Error) => void;
+  /** Called once when the exchange is over, however it ended. */
+  onEnd: () => void;
+}
+
+function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
+  const value = headers.connection;
+  return new Set((Array.isArray(value) ? value.join(',') : (value ?? '')).split(',').map((token) => token.trim().toLowerCase()));
+}
+
+function requestHeaders(request: IncomingMessage, target: ForwardTarget): OutgoingHttpHeaders {
+  const named = connectionTokens(request.headers);
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined && !hopByHop.has(name) && !routerOwned.has(name) && !named.has(name)) headers[name] = value;
+  headers['x-forwarded-for'] = request.socket.remoteAddress ?? '';
+  headers['x-forwarded-proto'] = 'encrypted' in request.socket ? 'https' : 'http';
+  if (request.headers.host) headers['x-forwarded-host'] = request.headers.host;
+  return { ...headers, ...target.headers };
+}
+
+function responseHeaders(upstream: IncomingMessage, added: Record<string, string>): OutgoingHttpHeaders {
+  const named = connectionTokens(upstream.headers);
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined && !hopByHop.has(name) && !named.has(name)) headers[name] = value;
+  return { ...headers, ...added };
+}
+
+/**
+ * Streams a request to the upstream and its answer back, both ways without buffering (bodies and SSE flow as they
+ * arrive). Headers go to the client only once the upstream has answered, so a failure before that can still be a
+ * clean error. A client that leaves ends the upstream request; an upstream that fails after answering cuts the client.
+ */
+export function forward(request: IncomingMessage, response: ServerResponse, target: ForwardTarget, options: ForwardOptions): void {
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    watchdog.stop();
+    options.onEnd();
+  };
+  const upstream = http.request({
+    hostname: target.hostname,
+    port: target.port,
+    method: request.method,
+    path: target.path,
+    headers: requestHeaders(request, target),
+    agent: options.agent,
+  });
+  const watchdog = idleWatchdog(options.clock, options.idleTimeoutMs, () =>
+    upstream.destroy(new Error(`no byte for ${options.idleTimeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)),
+  );
+  request.on('data', watchdog.touch);
+  upstream.on('response', (answer) => {
+    watchdog.touch();
+    answer.on('data', watchdog.touch);
+    response.writeHead(answer.statusCode ?? 502, responseHeaders(answer, options.responseHeaders));
+    // Server-sent events and slow bodies reach the client as they come.
+    response.flushHeaders();
+    answer.pipe(response);
+    answer.on('error', () => response.destroy());
+    answer.on('end', end);
+  });
+  upstream.on('error', (error) => {
+    if (!response.headersSent) options.onFailureBeforeAnswer(error);
+    else response.destroy();
+    end();
+  });
+  response.on('close', () => {
+    // The client left before the end: nobody will read the rest, so the daemon need not write it.
+    if (!response.writableFinished) upstream.destroy();
+    end();
+  });
+  request.pipe(upstream);
+}
+
+/**
+ * Calls `expire` once nothing has moved for `timeoutMs` on the injected clock (so a test moves time instead of waiting
+ * for it); `touch` records movement, `stop` ends the watch.
+ */
+function idleWatchdog(clock: Clock, timeoutMs: number, expire: () => void) {
+  let last = clock.now().getTime();
+  const stopped = new AbortController();
+  void (async () => {
+    while (!stopped.signal.aborted) {
+      const left = timeoutMs - (clock.now().getTime() - last);
+      if (left <= 0) return expire();
+      await clock.sleep(left, stopped.signal);
+    }
+  })();
+  return {
+    touch: () => {
+      last = clock.now().getTime();
+    },
+    stop: () => stopped.abort('settled'),
+  };
+}

@@ -1,0 +1,104 @@
+import { failure } from '@platform/kit/envelope';
+import { ServiceError } from '@platform/kit/errors';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { UserRow } from '../db/schema.ts';
+import type { EnvironmentUser } from '../environments/provider.ts';
+import { corsHeaders } from '../http/cors.ts';
+import { forward } from '../proxy/forward.ts';
+import { authenticate, withRetryAfter } from './authenticate.ts';
+import type { RouteDeps } from './route-deps.ts';
+
+export function environmentUser(row: UserRow): EnvironmentUser {
+  return { id: row.idp_user_id, region: row.region, environmentId: row.environment_id, volume: row.volume };
+}
+
+/** Where a public path goes: the gateway (`/gw` stripped), the co-located code engine (`/cody` stripped), or the daemon. */
+function route(url: string): { to: 'gateway' | 'cody' | 'daemon'; path: string } {
+  for (const [prefix, to] of [
+    ['/gw', 'gateway'],
+    ['/cody', 'cody'],
+  ] as const)
+    if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) return { to, path: url.slice(prefix.length) || '/' };
+  return { to: 'daemon', path: url };
+}
+
+/** A 503 in the envelope with Retry-After, written straight to a response the proxy had taken over. */
+function unavailableRaw(reply: FastifyReply, cors: Record<string, string>, message: string): void {
+  if (reply.raw.headersSent) return void reply.raw.destroy();
+  const body = JSON.stringify(failure(new ServiceError('unavailable', message)));
+  reply.raw.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': Buffer.byteLength(body), ...cors });
+  reply.raw.end(body);
+}
+
+/**
+ * `ANY /*`: authenticate, resolve the user's account, wake their environment (single flight), then stream the request
+ * to their daemon with the daemon's own bearer (never the user's token) and their id. The body is not read by the
+ * router: a scope without body parsers passes the request stream through untouched.
+ */
+export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.all('/*', async (request, reply) => {
+      try {
+        await proxy(request, reply, deps);
+      } catch (error) {
+        throw withRetryAfter(reply, error);
+      }
+    });
+  });
+}
+
+async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps): Promise<void> {
+  const userId = await authenticate(request, reply, deps);
+  const cors = corsHeaders(deps.config.corsOrigins, request.headers, false);
+  const target = route(request.url);
+  if (target.to === 'gateway') {
+    const gateway = new URL(deps.config.gatewayUrl);
+    // The user's own ledger key at the gateway; the platform's bearer, never the user's token.
+    const headers: Record<string, string> = { 'x-platform-actor-did': `did:user:${userId}` };
+    if (deps.config.gatewayToken !== '') headers.authorization = `Bearer ${deps.config.gatewayToken}`;
+    reply.hijack();
+    return forward(
+      request.raw,
+      reply.raw,
+      { hostname: gateway.hostname, port: Number(gateway.port || 80), path: `${gateway.pathname.replace(/\/$/, '')}${target.path}`, headers },
+      {
+        agent: deps.agents.gateway,
+        clock: deps.clock,
+        idleTimeoutMs: deps.config.proxyTimeoutMs,
+        responseHeaders: cors,
+        onFailureBeforeAnswer: () => unavailableRaw(reply, cors, 'the gateway cannot be reached; retry shortly'),
+        onEnd: () => {},
+      },
+    );
+  }
+  const user = environmentUser(await deps.access.activeUser(userId));
+  const ready = await deps.wake.ready(user);
+  const address = new URL(ready.address);
+  const port = target.to === 'cody' ? deps.config.codyPort : Number(address.port || 80);
+  const added: Record<string, string> = { ...cors };
+  if (ready.coldStartMs !== undefined) added['x-platform-cold-start-ms'] = String(ready.coldStartMs);
+  deps.activity.begin(userId);
+  reply.hijack();
+  forward(
+    request.raw,
+    reply.raw,
+    { hostname: address.hostname, port, path: target.path, headers: { authorization: `Bearer ${deps.daemonToken(userId)}`, 'x-platform-user-id': userId } },
+    {
+      agent: deps.agents.environments,
+      clock: deps.clock,
+      idleTimeoutMs: deps.config.proxyTimeoutMs,
+      responseHeaders: added,
+      onFailureBeforeAnswer: (error) => {
+        deps.logger.warn({ err: error, user: userId, to: target.to }, 'environment did not answer');
+        unavailableRaw(
+          reply,
+          cors,
+          target.to === 'cody' ? 'the code engine cannot be reached; retry shortly' : 'your environment did not answer; retry shortly',
+        );
+      },
+      onEnd: () => deps.activity.end(userId),
+    },
+  );
+}

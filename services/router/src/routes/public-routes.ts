@@ -1,0 +1,63 @@
+import { invalidRequest, ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
+import { normalizeInviteCode } from '../invites/invites.repository.ts';
+import { authenticate } from './authenticate.ts';
+import type { RouteDeps } from './route-deps.ts';
+
+const redemptionRefusals = {
+  unknown: 'no such invite code',
+  expired: 'this invite has expired',
+  used_up: 'this invite has been used as many times as it allows',
+} as const;
+
+/** The router's own public routes: health, version, and an authenticated user's account and invite. */
+export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
+  // Liveness: pings the database; 503 when it is unreachable.
+  app.get('/healthz', {
+    handler: async (_request, reply) => {
+      const db = await deps.ping();
+      if (!db)
+        return reply
+          .status(503)
+          .send({ ok: false, data: { status: 'unavailable', db }, error: { code: 'unavailable', message: 'database unreachable', retryable: true } });
+      return { ok: true as const, data: { status: 'ok', version: deps.version, db } };
+    },
+  });
+
+  // The router's version (no token).
+  app.get('/v/version', { handler: async () => ({ ok: true as const, data: { service: 'router', version: deps.version, provider: deps.provider.name } }) });
+
+  // The caller's account: state and whether an invite was redeemed.
+  app.get('/v/me', {
+    handler: async (request, reply) => {
+      const userId = await authenticate(request, reply, deps);
+      const row = await deps.directory.get(userId);
+      return {
+        ok: true as const,
+        data: {
+          user_id: userId,
+          state: row?.state ?? null,
+          invited: row !== undefined || (await deps.invites.hasRedeemed(userId)),
+          handle: row?.handle ?? null,
+        },
+      };
+    },
+  });
+
+  app.post('/v/invites/redeem', {
+    schema: {
+      description: 'Redeems an invite code for the calling user (once per user); the first request after it provisions their environment.',
+      body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+    },
+    handler: async (request, reply) => {
+      const userId = await authenticate(request, reply, deps);
+      const code = normalizeInviteCode(request.body.code);
+      const outcome = await deps.invites.redeem(code, userId);
+      if (outcome === 'unknown') throw invalidRequest(redemptionRefusals.unknown, { reason: outcome });
+      if (outcome === 'expired' || outcome === 'used_up') throw new ServiceError('conflict', redemptionRefusals[outcome], { details: { reason: outcome } });
+      deps.directory.invalidate(userId);
+      return { ok: true as const, data: { user_id: userId, redeemed: true, already: outcome === 'already_redeemed' } };
+    },
+  });
+}

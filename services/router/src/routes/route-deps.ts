@@ -1,0 +1,35 @@
+import type { Agent } from 'node:http';
+import type { Clock } from '@platform/kit/clock';
+import type { Logger } from 'pino';
+import type { JwtVerifier } from '../auth/jwt-verifier.ts';
+import type { RouterConfig } from '../config.ts';
+import type { Activity } from '../environments/idle-reaper.ts';
+import type { EnvironmentProvider } from '../environments/provider.ts';
+import type { WakeCoordinator } from '../environments/wake-coordinator.ts';
+import type { InvitesRepository } from '../invites/invites.repository.ts';
+import type { UserAccess } from '../users/access.ts';
+import type { Provisioner } from '../users/provisioner.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
+import type { UsersRepository } from '../users/users.repository.ts';
+
+export interface RouteDeps {
+  config: RouterConfig;
+  clock: Clock;
+  logger: Logger;
+  version: string;
+  ping: () => Promise<boolean>;
+  users: UsersRepository;
+  directory: UserDirectory;
+  invites: InvitesRepository;
+  provisioner: Provisioner;
+  access: UserAccess;
+  provider: EnvironmentProvider;
+  wake: WakeCoordinator;
+  activity: Activity;
+  /** Undefined when no identity provider is configured (development): authenticated routes answer 503. */
+  verifier: JwtVerifier | undefined;
+  /** The bearer of a user's daemon. */
+  daemonToken: (userId: string) => string;
+  /** Keep-alive sockets to the daemons and to the gateway. */
+  agents: { environments: Agent; gateway: Agent };
+}

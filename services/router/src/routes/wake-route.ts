@@ -1,0 +1,68 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { invalidRequest, ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
+import { requireBearer } from './admin-routes.ts';
+import { withRetryAfter } from './authenticate.ts';
+import { environmentUser } from './proxy-route.ts';
+import type { RouteDeps } from './route-deps.ts';
+
+/** The scheduler's wake body (services/scheduler/README.md, Wake delivery). */
+const wakeBody = Type.Object(
+  {
+    user_id: Type.String({ format: 'uuid' }),
+    alarm_id: Type.String({ maxLength: 64 }),
+    label: Type.String({ maxLength: 200 }),
+    wake_message: Type.String({ minLength: 1, maxLength: 16_384 }),
+    conversation_id: Type.String({ maxLength: 200 }),
+    payload: Type.Record(Type.String(), Type.Unknown()),
+    scheduled_for: Type.String({ maxLength: 64 }),
+    fired_at: Type.String({ maxLength: 64 }),
+    attempt: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `POST /internal/wake` (mounted only with ROUTER_WAKE_TOKEN): wakes the owner's environment and hands the wake to
+ * their daemon's `/wake` with the same Idempotency-Key. It answers 2xx only once the daemon has accepted the wake, so
+ * the scheduler's retry ladder covers every failure on the way.
+ */
+export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promise<void> {
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN');
+    scope.post('/internal/wake', {
+      schema: { description: 'Delivers a scheduler wake to the user’s daemon.', body: wakeBody },
+      handler: async (request, reply) => {
+        const key = request.headers['idempotency-key'];
+        if (typeof key !== 'string' || key === '') throw invalidRequest('Idempotency-Key is required (the scheduler sends <alarm_id>:<scheduled_for>)');
+        const userId = request.body.user_id.toLowerCase();
+        try {
+          const row = await deps.directory.get(userId);
+          if (row === undefined) throw new ServiceError('not_found', `no user ${userId}`);
+          const user = environmentUser(await deps.access.activeUser(userId));
+          const ready = await deps.wake.ready(user);
+          deps.activity.begin(userId);
+          try {
+            const answer = await fetch(`${ready.address}/wake`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'idempotency-key': key, authorization: `Bearer ${deps.daemonToken(userId)}` },
+              body: JSON.stringify(request.body),
+              signal: AbortSignal.timeout(10_000),
+            });
+            const text = await answer.text();
+            reply.status(answer.status).header('content-type', answer.headers.get('content-type') ?? 'application/json');
+            return reply.send(text);
+          } catch (error) {
+            throw new ServiceError('unavailable', 'the daemon did not take the wake; the scheduler will retry', { cause: error, details: { retry_after: 1 } });
+          } finally {
+            deps.activity.end(userId);
+          }
+        } catch (error) {
+          throw withRetryAfter(reply, error);
+        }
+      },
+    });
+  });
+}
