@@ -9,9 +9,10 @@ export interface ServiceEntry {
 /** Every service the platform runs, in start order (`platform up` stops them in reverse). The one place that knows them all. */
 export const services: readonly ServiceEntry[] = [
   { name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') },
+  // Before settlement: it brings up the local chain settlement's vault lives on.
+  { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
   { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
-  { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
   { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
   // After the services it calls: `up` hands it their addresses.
   { name: 'daemon', load: () => import('../../services/daemon/src/main.ts') },

@@ -59,13 +59,20 @@ const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> =
  * "any free port" for all, and DATA_DIR becomes the parent of one folder per service. The daemon (and the router,
  * for the daemons it starts) is also told where the services started before it listen.
  */
-export function serviceEnv(env: Env, name: string, started: readonly { name: string; url: string }[] = []): Env {
+export function serviceEnv(env: Env, name: string, started: readonly { name: string; url: string; links?: Record<string, string> }[] = []): Env {
   const prefix = name.toUpperCase();
   const own: Record<string, string | undefined> = { ...env };
   const port = env[`${prefix}_PORT`] || (env.PORT === '0' ? '0' : undefined);
   const dataDir = env[`${prefix}_DATA_DIR`] || (env.DATA_DIR ? join(env.DATA_DIR, name) : undefined);
   own.PORT = port;
   own.DATA_DIR = dataDir;
+  // Settlement keeps its vault on the contract engine's local chain, deploying it there itself the first time
+  // (development: `platform up` is the development platform unless NODE_ENV says production).
+  const localRpcUrl = started.find((service) => service.name === 'contracts')?.links?.localRpcUrl;
+  if (name === 'settlement' && localRpcUrl !== undefined && !env.SETTLEMENT_RPC_URL) {
+    own.SETTLEMENT_RPC_URL = localRpcUrl;
+    if (env.SETTLEMENT_DEV === undefined && env.NODE_ENV !== 'production') own.SETTLEMENT_DEV = 'true';
+  }
   // The daemon started here, and the daemons the router starts per user, reach the same services.
   if (name === 'daemon' || name === 'router')
     for (const service of started) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -91,6 +91,13 @@ test('platform up starts every service, prints the table, each answers /healthz,
       const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
       assert.deepEqual([body.ok, body.data.db], [true, true]);
     }
+    // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
+    const [, settlementUrl] = (stdout.find((line) => line.startsWith('settlement ')) ?? '').split(/\s{2,}/);
+    const info = (await (await fetch(`${settlementUrl}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
+    assert.equal(info.data.chain.mode, 'live');
+    assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
+    const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
+    assert.equal(remembered.vault, info.data.vault_address);
     // The daemon keeps files, not a database, and is wired to the services started before it.
     const [, daemonUrl, daemonData] = (stdout.find((line) => line.startsWith('daemon ')) ?? '').split(/\s{2,}/);
     assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
@@ -140,6 +147,16 @@ test('under platform up the daemon is given the addresses of the services starte
     ['http://127.0.0.1:9090/v1', 'http://memory.internal:4242', undefined],
   );
   assert.equal(serviceEnv({}, 'scheduler', started).PLATFORM_GATEWAY_URL, undefined, 'only the daemon is wired');
+});
+
+test('under platform up settlement keeps its vault on the contract engine’s local chain, in development, unless told otherwise', async () => {
+  const { serviceEnv } = await import('../src/up.ts');
+  const started = [{ name: 'contracts', url: 'http://127.0.0.1:9095', links: { localRpcUrl: 'http://127.0.0.1:8545' } }];
+  const env = serviceEnv({}, 'settlement', started);
+  assert.deepEqual([env.SETTLEMENT_RPC_URL, env.SETTLEMENT_DEV], ['http://127.0.0.1:8545', 'true']);
+  assert.equal(serviceEnv({ NODE_ENV: 'production' }, 'settlement', started).SETTLEMENT_DEV, undefined, 'never development in production');
+  assert.equal(serviceEnv({ SETTLEMENT_RPC_URL: 'http://node.internal:8545' }, 'settlement', started).SETTLEMENT_RPC_URL, 'http://node.internal:8545');
+  assert.equal(serviceEnv({}, 'settlement', [{ name: 'contracts', url: 'http://127.0.0.1:9095' }]).SETTLEMENT_RPC_URL, undefined, 'no chain, no wiring');
 });
 
 test('under platform up each service gets its own port and folder from <SERVICE>_PORT, <SERVICE>_DATA_DIR and DATA_DIR', async () => {

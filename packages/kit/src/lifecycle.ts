@@ -13,6 +13,8 @@ export interface StartedService extends RunningService {
   name: string;
   /** Where the data lives, safe to print: `PGlite in .data/scheduler`, `PostgreSQL host/db (schema x)`. */
   dataLocation: string;
+  /** Other addresses it serves that later services may be wired to (the contract engine's local chain RPC). */
+  links?: Record<string, string>;
 }
 
 /** The entry point each service exports from its `main.ts`. */

@@ -29,7 +29,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   warming.catch(() => undefined);
   const database = await openDatabase<ContractsSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   await migrate(database, serviceName, migrations);
-  const stopLocalChain = await ensureLocalChain(config.chains, config.dataDir, logger);
+  const localChain = await ensureLocalChain(config.chains, config.dataDir, logger);
   await warming;
   const engine = createEngine({
     db: database.db,
@@ -46,10 +46,15 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [() => toolchain.close(), stopLocalChain, () => database.close()],
+    shutdownSteps: [() => toolchain.close(), localChain.stop, () => database.close()],
   });
   logger.info({ url: running.url, database: database.location }, 'contract engine listening');
-  return { ...running, name: serviceName, dataLocation: database.location };
+  return {
+    ...running,
+    name: serviceName,
+    dataLocation: database.location,
+    ...(localChain.rpcUrl === undefined ? {} : { links: { localRpcUrl: localChain.rpcUrl } }),
+  };
 }
 
 if (import.meta.main) runAsMain(serviceName, start);

@@ -39,7 +39,7 @@ export async function runStdio(env: Env): Promise<StdioServer> {
   const callerDid = callerDidOf(env.PLATFORM_AGENT_DID);
   const database = await openDatabase<ContractsSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   await migrate(database, serviceName, migrations);
-  const stopLocalChain = await ensureLocalChain(config.chains, config.dataDir, logger);
+  const localChain = await ensureLocalChain(config.chains, config.dataDir, logger);
   const toolchain = createToolchain(config, logger);
   // Loads solc and the test process while the client initialises; a failure surfaces on the first compile.
   toolchain.warm().catch((error: unknown) => logger.warn({ err: error }, 'toolchain warm-up failed'));
@@ -68,7 +68,7 @@ export async function runStdio(env: Env): Promise<StdioServer> {
     stopping ??= (async () => {
       await server.close().catch(() => undefined);
       await toolchain.close();
-      await stopLocalChain();
+      await localChain.stop();
       await database.close();
       resolveClosed();
     })();

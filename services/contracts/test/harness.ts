@@ -1,12 +1,13 @@
 import { after, before } from 'node:test';
+import type { LocalNode } from '@platform/kit/chain/anvil';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { startTestChain } from '@platform/testkit/test-chain';
 import type { PublicClient } from 'viem';
 import { buildApp } from '../src/app.ts';
-import { type LocalNode, startAnvil } from '../src/chains/local-node.ts';
 import type { ChainSettings, CustodyPolicy } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ContractsSchema } from '../src/db/schema.ts';
@@ -35,9 +36,6 @@ export async function closeSharedToolchain(): Promise<void> {
 }
 
 /** anvil on a free port, chain id 31337, no state file. */
-export function startTestChain(): Promise<LocalNode> {
-  return startAnvil({ host: '127.0.0.1', port: 0, chainId: 31337, logger: silentLogger });
-}
 
 export interface CallOptions {
   body?: unknown;

@@ -9,9 +9,10 @@
  *   BENCH_CONCURRENCY   pays in flight per throughput run (default 64,256,512)
  *   BENCH_PGBENCH_CLIENTS  pgbench client counts (default 16,32,64)
  *   BENCH_PROFILE       a folder: the service runs with --cpu-prof and writes its .cpuprofile there on stop
+ * Then the same pays with the vault live on a local anvil node (every batch anchored), anchoring gas per batch
+ * and deposit-to-credit latency.
  */
 import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +21,9 @@ import { promisify } from 'node:util';
 import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
+import { type ChainLiveResult, chainLiveRun } from './chain-live.ts';
 import { type LoadProcess, type RunResult, startLoadProcess } from './load-process.ts';
-import { type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
+import { benchServiceEnv, type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -98,22 +100,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   db = await createTempDatabase(adminUrl);
-  service = await startSettlementProcess(
-    {
-      DATABASE_URL: db.url,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      SETTLEMENT_DEV: 'true',
-      SETTLEMENT_SEQUENCER_KEY: randomBytes(32).toString('hex'),
-      SETTLEMENT_RATE_WRITE: '1000000/1000000',
-      SETTLEMENT_RATE_READ: '1000000/1000000',
-      SETTLEMENT_RATE_AUTH: '1000000/1000000',
-      SETTLEMENT_WINDOW_SECONDS: '60',
-    },
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
-  );
+  service = await startSettlementProcess(benchServiceEnv(db.url, dataDir), profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []);
   load = await startLoadProcess();
   const prepared = await load.ask('prepare', { url: service.info.url, payerCount, payeeCount, maxSockets: Math.max(...concurrencies, 256) });
   console.log(`service ${service.info.url} (pid ${service.process.pid}), load generator pid ${load.info.pid}, database ${new URL(db.url).pathname.slice(1)}`);
@@ -150,6 +137,8 @@ try {
   console.log(
     `\ndurability check: ${acknowledged} pays acknowledged with 200, ${stored} transfer receipts in settlement.receipts${stored >= acknowledged ? '' : ' (FEWER: acknowledged pays are missing!)'}`,
   );
+  const live = await chainLiveRun({ adminUrl, seconds, concurrency: concurrencies.at(-1) ?? 512, warmUpMs, payers: payerCount });
+  printChainTable(live);
   const ratio = bestHttp.paysPerSecond / bestPgbench.tps;
   console.log('\ntargets:');
   verdict(
@@ -161,6 +150,11 @@ try {
     `p99 < ${targets.p99Ms} ms at ${fixedRate} pays/s`,
     `p99 ${fixed.result.p99.toFixed(1)} ms`,
     fixed.result.p99 < targets.p99Ms && errorCount(fixed.result) === 0,
+  );
+  verdict(
+    'pays/s do not drop with the chain live',
+    `${(live.pays.paysPerSecond / live.off.paysPerSecond).toFixed(2)}x of the same run without a chain (${Math.round(live.pays.paysPerSecond)} against ${Math.round(live.off.paysPerSecond)})`,
+    live.pays.paysPerSecond >= live.off.paysPerSecond * 0.9,
   );
   verdict(
     `>= ${targets.vsPgbench}x pgbench tpcb-like`,
@@ -350,4 +344,23 @@ function printTables(
 
 function verdict(target: string, measured: string, met: boolean): void {
   console.log(`  ${met ? 'met    ' : 'NOT met'}  ${target}: ${measured}`);
+}
+
+function printChainTable(live: ChainLiveResult): void {
+  console.log(
+    `\nwith the vault live on a local anvil node (every batch anchored while the pays go on; ${seconds} s each, fresh databases, one after the other)`,
+  );
+  console.log('| contender | in flight | pays/s | vs chain off | p50 ms | p99 ms | errors | batches anchored |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const row = (name: string, r: RunResult, anchored: string) =>
+    console.log(
+      `| ${name} | ${concurrencies.at(-1)} | ${Math.round(r.paysPerSecond)} | ${(r.paysPerSecond / live.off.paysPerSecond).toFixed(2)}x | ${ms(r.p50)} | ${ms(r.p99)} | ${errorCount(r)} | ${anchored} |`,
+    );
+  row('settlement, chain off (recording)', live.off, '–');
+  row('settlement, chain live', live.pays, String(live.anchored));
+  console.log(`anchoring gas per batch: mean ${Math.round(live.gas.mean)}, min ${live.gas.min}, max ${live.gas.max} (${live.anchored} batches)`);
+  const d = live.depositToCredit;
+  console.log(
+    `deposit to credit (${d.samples} vault deposits, watcher polling every ${d.pollMs} ms, 1 confirmation): from send p50 ${ms(d.fromSend.p50)} ms, max ${ms(d.fromSend.max)} ms; from the mined receipt p50 ${ms(d.fromMined.p50)} ms, max ${ms(d.fromMined.max)} ms`,
+  );
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
@@ -20,6 +21,23 @@ const handlers = {
 export type SettlementProcess = Child<typeof handlers, { url: string }>;
 
 let service: StartedService | undefined;
+
+/** The settings every bench run gives the service: its own database and folder, quiet logs, no rate limits, the faucet. */
+export function benchServiceEnv(databaseUrl: string, dataDir: string): Env {
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    SETTLEMENT_DEV: 'true',
+    SETTLEMENT_SEQUENCER_KEY: randomBytes(32).toString('hex'),
+    SETTLEMENT_RATE_WRITE: '1000000/1000000',
+    SETTLEMENT_RATE_READ: '1000000/1000000',
+    SETTLEMENT_RATE_AUTH: '1000000/1000000',
+    SETTLEMENT_WINDOW_SECONDS: '60',
+  };
+}
 
 /** Starts the service in a child process and resolves once it listens; `execArgv` adds node flags such as --cpu-prof. */
 export function startSettlementProcess(env: Env, execArgv: string[] = []): Promise<SettlementProcess> {

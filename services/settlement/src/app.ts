@@ -88,7 +88,16 @@ export function buildApp(deps: AppDeps) {
     registerMovementRoutes(gated, routes);
     registerAccountRoutes(gated, { ...routes, dev: deps.dev });
   });
-  registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  registerHealthRoutes(app, {
+    service: serviceName,
+    version: serviceVersion,
+    ping: deps.ping,
+    // A failed reserve check or a frozen vault is loud here too, while the process stays alive to be looked at.
+    details: () => {
+      const chain = deps.chain.health();
+      return chain ? { chain, ...(chain.alarm ? { status: 'alarm' } : {}) } : {};
+    },
+  });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
   registerPublicRoutes(app, { ...routes, key: deps.key, window: deps.window, version: serviceVersion });
   registerOperatorRoutes(app, { ...routes, operatorToken: deps.operatorToken });

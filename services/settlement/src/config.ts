@@ -17,14 +17,36 @@ export interface SettlementConfig extends BaseConfig {
   readonly sequencerKeyHex: string;
   readonly checkpointOrigin: string;
   readonly chainId: number;
-  readonly vaultAddress: string | null;
-  readonly anchorAddress: string | null;
+  /** Whether SETTLEMENT_CHAIN_ID was given (with a node, it must then match the node's). */
+  readonly chainIdSet: boolean;
+  readonly chain: ChainSettings;
   readonly window: WindowSettings;
   readonly holdMaxSeconds: number;
   readonly takeoverPollMs: number;
   readonly maxGroup: number;
   readonly rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   readonly trustProxy: boolean;
+}
+
+/** The vault on a node; `rpcUrl` empty leaves the ledger recording what it would send. */
+export interface ChainSettings {
+  readonly rpcUrl: string;
+  /** 64 hex secp256k1 key of the sequencer's EVM address; empty in development means "generate once into DATA_DIR". */
+  readonly evmKeyHex: string;
+  readonly vaultAddress: string | null;
+  readonly tokenAddress: string | null;
+  /** Where the deposit watcher starts reading a configured vault's events (its deployment block). */
+  readonly vaultFromBlock: bigint;
+  /** A deposit is credited once this many blocks hold it (its own block is the first). */
+  readonly confirmations: number;
+  readonly pollMs: number;
+  /** A transaction not mined after this long is sent again with higher fees. */
+  readonly feeBumpSeconds: number;
+  readonly maxFeePerGasWei: bigint;
+  /** The escape hatch's delay for vaults this service deploys in development. */
+  readonly forceWithdrawDelaySeconds: number;
+  /** How long start-up waits for the node. */
+  readonly startTimeoutMs: number;
 }
 
 /** When a window closes into a batch: whichever comes first. */
@@ -85,6 +107,16 @@ export function loadConfig(env: Env): SettlementConfig {
   const origin = read.string(env, 'SETTLEMENT_CHECKPOINT_ORIGIN', 'platform.settlement/log');
   if (!/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(origin) || origin.includes('+'))
     throw new ConfigError('SETTLEMENT_CHECKPOINT_ORIGIN must be printable ASCII without "+"');
+  const rpcUrl = read.string(env, 'SETTLEMENT_RPC_URL', '');
+  if (rpcUrl !== '' && !/^https?:\/\//.test(rpcUrl)) throw new ConfigError(`SETTLEMENT_RPC_URL must be an http(s) URL, got "${rpcUrl}"`);
+  const evmKeyHex = read.string(env, 'SETTLEMENT_EVM_KEY', '').replace(/^0x/, '');
+  if (evmKeyHex !== '' && !/^[0-9a-fA-F]{64}$/.test(evmKeyHex)) throw new ConfigError('SETTLEMENT_EVM_KEY must be 64 hex characters (a secp256k1 private key)');
+  const vaultAddress = address(env, 'SETTLEMENT_VAULT_ADDRESS');
+  if (rpcUrl !== '' && production && !dev && (evmKeyHex === '' || vaultAddress === null))
+    throw new ConfigError('with SETTLEMENT_RPC_URL in production, SETTLEMENT_EVM_KEY and SETTLEMENT_VAULT_ADDRESS are required (or set SETTLEMENT_DEV=true)');
+  if (read.optionalString(env, 'SETTLEMENT_ANCHOR_ADDRESS') !== undefined)
+    throw new ConfigError('SETTLEMENT_ANCHOR_ADDRESS is gone: the vault stores the anchors; set SETTLEMENT_VAULT_ADDRESS');
+  const chainIdSet = read.optionalString(env, 'SETTLEMENT_CHAIN_ID') !== undefined;
   return Object.freeze({
     ...base,
     transportToken: read.string(env, 'LEDGER_TOKEN', ''),
@@ -94,8 +126,21 @@ export function loadConfig(env: Env): SettlementConfig {
     sequencerKeyHex: sequencerKeyHex.toLowerCase(),
     checkpointOrigin: origin,
     chainId: read.integer(env, 'SETTLEMENT_CHAIN_ID', 125, { min: 1, max: 2 ** 31 - 1 }),
-    vaultAddress: address(env, 'SETTLEMENT_VAULT_ADDRESS'),
-    anchorAddress: address(env, 'SETTLEMENT_ANCHOR_ADDRESS'),
+    chainIdSet,
+    chain: Object.freeze({
+      rpcUrl,
+      evmKeyHex: evmKeyHex.toLowerCase(),
+      vaultAddress,
+      tokenAddress: address(env, 'SETTLEMENT_TOKEN_ADDRESS'),
+      vaultFromBlock: BigInt(read.integer(env, 'SETTLEMENT_VAULT_FROM_BLOCK', 0, { min: 0, max: Number.MAX_SAFE_INTEGER })),
+      // On a development node blocks come only with transactions, so a deposit's own block must do.
+      confirmations: read.integer(env, 'SETTLEMENT_CONFIRMATIONS', dev ? 1 : 6, { min: 1, max: 1_000 }),
+      pollMs: read.integer(env, 'SETTLEMENT_CHAIN_POLL_MS', 1_000, { min: 10, max: 600_000 }),
+      feeBumpSeconds: read.integer(env, 'SETTLEMENT_FEE_BUMP_SECONDS', 60, { min: 1, max: 86_400 }),
+      maxFeePerGasWei: BigInt(read.integer(env, 'SETTLEMENT_MAX_FEE_GWEI', 500, { min: 1, max: 1_000_000 })) * 10n ** 9n,
+      forceWithdrawDelaySeconds: read.integer(env, 'SETTLEMENT_FORCE_WITHDRAW_DELAY', 7 * 86_400, { min: 1, max: 365 * 86_400 }),
+      startTimeoutMs: read.integer(env, 'SETTLEMENT_CHAIN_START_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+    }),
     window: Object.freeze({
       seconds: read.integer(env, 'SETTLEMENT_WINDOW_SECONDS', 60, { min: 1, max: 86_400 }),
       maxReceipts: read.integer(env, 'SETTLEMENT_WINDOW_MAX_RECEIPTS', 10_000, { min: 1, max: 1_000_000 }),

@@ -8,7 +8,8 @@ import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/ki
 import { createLogger } from '@platform/kit/logger';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
-import { recordingChain } from './chain/settlement-chain.ts';
+import { LiveChain } from './chain/live-chain.ts';
+import { recordingChain, type SettlementChain } from './chain/settlement-chain.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { SettlementSchema } from './db/schema.ts';
@@ -32,7 +33,21 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const database = await openDatabase<SettlementSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
-  const chain = recordingChain({ chainId: config.chainId, vaultAddress: config.vaultAddress, anchorAddress: config.anchorAddress });
+  // With a node: the vault on chain (deployed here in development when no address is set); without: recording.
+  const live =
+    config.chain.rpcUrl === ''
+      ? undefined
+      : await LiveChain.open({
+          settings: config.chain,
+          dev: config.dev,
+          expectedChainId: config.chainIdSet ? config.chainId : undefined,
+          db: database.db,
+          dataDir: config.dataDir,
+          clock: systemClock,
+          logger,
+        });
+  const chain: SettlementChain =
+    live ?? recordingChain({ chainId: config.chainId, vaultAddress: config.chain.vaultAddress, tokenAddress: config.chain.tokenAddress }, database.db);
   const log = new LogView();
   const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger });
   await hub.start((channel, onPayload) => database.listen(channel, onPayload));
@@ -48,7 +63,10 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     takeoverPollMs: config.takeoverPollMs,
     tickMs: 1_000,
     onCommitted: () => void hub.notify(),
+    onBatch: () => live?.nudge(),
+    halted: () => chain.halted(),
   });
+  live?.attach(sequencer);
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -81,7 +99,14 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => stopNoncePurge(), async () => stopIntentPurge(), () => hub.stop(), () => sequencer.stop(), () => database.close()],
+    shutdownSteps: [
+      async () => stopNoncePurge(),
+      async () => stopIntentPurge(),
+      () => hub.stop(),
+      async () => live?.stop(),
+      () => sequencer.stop(),
+      () => database.close(),
+    ],
   });
   sequencer.start();
   logger.info({ url: running.url, database: database.location, key: seed.source, sequencer: key.publicKeyHex }, 'settlement listening');

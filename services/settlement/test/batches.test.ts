@@ -124,10 +124,20 @@ for (const engine of testEngines()) {
       const proof = (await s.call('GET', `/v1/batch/${batch.id}/balance/${payer.did}`)).body.data;
       assert.equal(proof.amount, '9.000000', 'balance plus its own open holds');
       assert.ok(
-        StandardMerkleTree.verify(batch.balance_root, ['bytes32', 'bytes32', 'uint256'], [proof.leaf.tag, proof.leaf.account, proof.leaf.balance], proof.proof),
+        StandardMerkleTree.verify(
+          batch.balance_root,
+          ['bytes32', 'bytes32', 'address', 'uint256'],
+          [proof.leaf.tag, proof.leaf.account, proof.leaf.payout, proof.leaf.balance],
+          proof.proof,
+        ),
       );
       assert.ok(
-        !StandardMerkleTree.verify(batch.balance_root, ['bytes32', 'bytes32', 'uint256'], [proof.leaf.tag, proof.leaf.account, '9000001'], proof.proof),
+        !StandardMerkleTree.verify(
+          batch.balance_root,
+          ['bytes32', 'bytes32', 'address', 'uint256'],
+          [proof.leaf.tag, proof.leaf.account, proof.leaf.payout, '9000001'],
+          proof.proof,
+        ),
       );
       assert.equal((await s.call('GET', `/v1/batch/${batch.id}/balance/${payee.did}`)).status, 404, 'no account yet, no leaf');
       assert.equal((await s.call('GET', `/v1/batch/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/balance/${payer.did}`)).status, 404);

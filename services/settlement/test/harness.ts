@@ -7,8 +7,9 @@ import { silentLogger } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { buildApp } from '../src/app.ts';
-import { recordingChain } from '../src/chain/settlement-chain.ts';
-import type { WindowSettings } from '../src/config.ts';
+import { LiveChain } from '../src/chain/live-chain.ts';
+import { recordingChain, type SettlementChain } from '../src/chain/settlement-chain.ts';
+import type { ChainSettings, WindowSettings } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { SettlementSchema } from '../src/db/schema.ts';
 import { sequencerKey } from '../src/ledger/ledger-key.ts';
@@ -23,7 +24,6 @@ export const operatorToken = 'test-operator-token';
 export const sequencerSeedHex = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 export const startTime = '2026-03-01T12:00:00.000Z';
 export const vaultAddress = '0x00000000000000000000000000000000000000a1';
-export const anchorAddress = '0x00000000000000000000000000000000000000b2';
 const lenient = { perSecond: 1_000_000, burst: 1_000_000 };
 
 export interface HarnessOptions {
@@ -38,6 +38,28 @@ export interface HarnessOptions {
   /** The sequencer's tick (expiry sweep, window age); long by default so tests decide when it runs. */
   tickMs?: number;
   recentIdempotencyKeys?: number;
+  /** Wire a live chain: the vault on this node (deployed by the service, as in development). */
+  chain?: { rpcUrl: string; dataDir: string } & Partial<Omit<ChainSettings, 'rpcUrl'>>;
+}
+
+/** The sequencer's EVM key in chain tests (anvil funds it). */
+export const evmKeyHex = '59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+
+async function openChain(options: NonNullable<HarnessOptions['chain']>, db: Database<SettlementSchema>['db'], clock: ManualClock): Promise<LiveChain> {
+  const settings: ChainSettings = {
+    evmKeyHex,
+    vaultAddress: null,
+    tokenAddress: null,
+    vaultFromBlock: 0n,
+    confirmations: 1,
+    pollMs: 1_000,
+    feeBumpSeconds: 60,
+    maxFeePerGasWei: 500n * 10n ** 9n,
+    forceWithdrawDelaySeconds: 7 * 86_400,
+    startTimeoutMs: 5_000,
+    ...options,
+  };
+  return LiveChain.open({ settings, dev: true, expectedChainId: undefined, db, dataDir: options.dataDir, clock, logger: silentLogger });
 }
 
 export interface CallOptions {
@@ -56,7 +78,8 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   await migrate(database, 'settlement', migrations);
   const clock = options.clock ?? new ManualClock(startTime);
   const key = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
-  const chain = recordingChain({ chainId: 125, vaultAddress, anchorAddress });
+  const live = options.chain ? await openChain(options.chain, database.db, clock) : undefined;
+  const chain: SettlementChain = live ?? recordingChain({ chainId: 125, vaultAddress, tokenAddress: null }, database.db);
   const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };
   const log = new LogView();
   const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger: silentLogger });
@@ -74,7 +97,10 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     tickMs: options.tickMs ?? 3_600_000,
     ...(options.recentIdempotencyKeys === undefined ? {} : { recentIdempotencyKeys: options.recentIdempotencyKeys }),
     onCommitted: () => void hub.notify(),
+    onBatch: () => live?.nudge(),
+    halted: () => chain.halted(),
   });
+  live?.attach(sequencer);
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
   const app = buildApp({
     db: database.db,
@@ -139,6 +165,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   }
 
   async function close() {
+    await live?.stop();
     await app.close();
     await sequencer.stop();
     await database.close();
@@ -146,7 +173,10 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   }
 
   if (!options.databaseOptions) await waitForRole('sequencer');
-  return { app, clock, database, databaseOptions, sequencer, reads, key, hub, call, agent, fundedAgent, waitForRole, close };
+  // A live chain's first pass moves the watcher past the vault's deployment; the second checks the reserve there.
+  await live?.runPass();
+  await live?.runPass();
+  return { app, clock, database, databaseOptions, sequencer, reads, key, hub, live, call, agent, fundedAgent, waitForRole, close };
 }
 
 export type Settlement = Awaited<ReturnType<typeof startSettlement>>;

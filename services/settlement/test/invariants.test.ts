@@ -168,7 +168,14 @@ for (const engine of testEngines()) {
           const response = await s.call('GET', `/v1/batch/${batches[i].id}/balance/${agent.did}`);
           if (response.status === 404) continue;
           const { leaf, proof } = response.body.data;
-          assert.ok(StandardMerkleTree.verify(batches[i].balance_root, ['bytes32', 'bytes32', 'uint256'], [leaf.tag, leaf.account, leaf.balance], proof));
+          assert.ok(
+            StandardMerkleTree.verify(
+              batches[i].balance_root,
+              ['bytes32', 'bytes32', 'address', 'uint256'],
+              [leaf.tag, leaf.account, leaf.payout, leaf.balance],
+              proof,
+            ),
+          );
           leaves += BigInt(leaf.balance);
         }
         const lastBatch = i === batches.length - 1;

@@ -75,11 +75,12 @@ for (const engine of testEngines()) {
       const supply = await s.call('GET', '/v1/supply');
       assert.equal(supply.body.data.fully_reserved, true);
       assert.equal(supply.body.data.supply, supply.body.data.reserve);
-      const outbox = await s.database.db.selectFrom('chain_outbox').selectAll().where('kind', '=', 'payout').execute();
-      assert.ok(
-        outbox.some((row) => (row.payload as { id: string }).id === withdrawal.id),
-        'the payout the chain would send is recorded',
-      );
+      assert.equal(receipt.body.data.withdrawal.id, withdrawal.id, 'the withdraw receipt says where its payout stands');
+      assert.equal(receipt.body.data.withdrawal.status, 'pending');
+      const read = await s.call('GET', `/v1/withdrawal/${withdrawal.id}`);
+      assert.deepEqual([read.body.data.withdrawal.status, read.body.data.anchored, read.body.data.payout], ['pending', false, null]);
+      assert.equal((await s.call('GET', `/v1/withdrawal/${crypto.randomUUID()}`)).status, 404);
+      assert.equal((await s.call('GET', '/v1/withdrawal/not-a-uuid')).status, 400);
     });
 
     test('withdraw refusals: swap_out format, more than the balance, a bad amount', async () => {
@@ -101,6 +102,8 @@ for (const engine of testEngines()) {
       assert.equal(deposit.status, 200);
       assert.deepEqual([deposit.body.data.chain_id, deposit.body.data.vault_address, deposit.body.data.did], [125, vaultAddress, agent.did]);
       assert.match(deposit.body.data.claim.account, /^0x[0-9a-f]{64}$/);
+      const claim = await s.database.db.selectFrom('deposit_claims').selectAll().where('account_hash', '=', deposit.body.data.claim.account).executeTakeFirst();
+      assert.equal(claim?.did, agent.did, 'asking registers the claim the watcher credits by');
     });
   });
 }

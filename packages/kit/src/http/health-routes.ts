@@ -6,6 +6,8 @@ export interface HealthOptions {
   service: string;
   version: string;
   ping: () => Promise<boolean>;
+  /** More to say in `/healthz` (a `status` here replaces `ok`, e.g. `alarm`, while the answer stays 200: alive). */
+  details?: () => Record<string, unknown>;
 }
 
 /** `GET /` (service, version, health path) and `GET /healthz` (pings the database; 503 with `db:false` when it is down). */
@@ -22,7 +24,7 @@ export function registerHealthRoutes(app: ServiceApp, options: HealthOptions): v
   app.get('/healthz', {
     handler: async (_request, reply) => {
       const db = await options.ping();
-      if (db) return { ok: true, data: { status: 'ok', version: options.version, db } };
+      if (db) return { ok: true, data: { status: 'ok', version: options.version, db, ...options.details?.() } };
       return reply.status(503).send({
         ok: false,
         data: { status: 'unavailable', version: options.version, db },

@@ -9,18 +9,22 @@ import { keccak256 } from 'ethereum-cryptography/keccak';
  * contract can check a forced-withdrawal claim with OpenZeppelin's `MerkleProof` and a client with the
  * `@openzeppelin/merkle-tree` package. It is OpenZeppelin's StandardMerkleTree, unchanged:
  *
- *     leaf  = keccak256(keccak256(abi.encode(bytes32 tag, bytes32 account, uint256 balance)))
- *     tag     = keccak256("platform.settlement.balance.v1")
+ *     leaf  = keccak256(keccak256(abi.encode(bytes32 tag, bytes32 account, address payout, uint256 balance)))
+ *     tag     = keccak256("platform.settlement.balance.v2")
  *     account = keccak256(UTF-8 bytes of the DID)
+ *     payout  = the account's bound payout address at the close (the zero address when none)
  *     balance = the account's balance in micros (10^-6 of the settlement unit), 0 … 10^15
  *     node  = keccak256(min(a, b) || max(a, b))   (sorted pairs; leaves sorted by hash)
  *
- * In Solidity: `keccak256(bytes.concat(keccak256(abi.encode(BALANCE_TAG, accountHash, balance))))`,
+ * In Solidity: `keccak256(bytes.concat(keccak256(abi.encode(BALANCE_TAG, accountHash, payout, balance))))`,
  * then `MerkleProof.verify(proof, balanceRoot, leaf)`.
  *
- * Why this encoding: all three fields are static 32-byte words, so abi.encode is just their 96-byte
+ * Why this encoding: all four fields are static 32-byte words, so abi.encode is just their 128-byte
  * concatenation, which anyone can rebuild by hand; a `string` DID would add an offset word, a length
  * word and padding, and cost the contract more gas. The vault only needs to know accounts by hash.
+ * The payout address is in the leaf because the vault's escape hatch pays a claim to the account's
+ * bound address, and only the sequencer (which checked the binding's signature) can vouch for it:
+ * with the address committed in the anchored root, anyone may submit a claim and only its owner is paid.
  * The tag makes a balance leaf differ from any other leaf of the same shape (a later claim or
  * withdrawal tree), so a proof from one kind of tree can never be replayed against the other's root.
  * The double hash is OpenZeppelin's: the outer keccak takes 32 bytes, a node's keccak takes 64, so an
@@ -32,11 +36,12 @@ import { keccak256 } from 'ethereum-cryptography/keccak';
  * the same bytes for the same set, whatever order the ledger read its accounts in.
  */
 
-export const balanceLeafTag = `0x${Buffer.from(keccak256(Buffer.from('platform.settlement.balance.v1', 'utf8'))).toString('hex')}`;
-export const balanceLeafEncoding: readonly string[] = Object.freeze(['bytes32', 'bytes32', 'uint256']);
+export const balanceLeafTag = `0x${Buffer.from(keccak256(Buffer.from('platform.settlement.balance.v2', 'utf8'))).toString('hex')}`;
+export const balanceLeafEncoding: readonly string[] = Object.freeze(['bytes32', 'bytes32', 'address', 'uint256']);
+export const zeroAddress = '0x0000000000000000000000000000000000000000';
 
-/** A leaf as the package holds it: [tag, account hash, balance in micros as a decimal string], so a dump is plain JSON. */
-export type BalanceLeafValue = [tag: string, account: string, balance: string];
+/** A leaf as the package holds it: [tag, account, payout (lowercase hex), balance in micros as a decimal string], so a dump is plain JSON. */
+export type BalanceLeafValue = [tag: string, account: string, payout: string, balance: string];
 /** The package's own dump (`format: 'standard-v1'`); `StandardMerkleTree.load` reads it as it is. */
 export type BalanceTreeDump = ReturnType<StandardMerkleTree<BalanceLeafValue>['dump']>;
 
@@ -45,9 +50,18 @@ export interface BalanceLeaf {
   tag: string;
   /** keccak256 of the DID's UTF-8 bytes, 0x hex. */
   account: string;
+  /** The bound payout address (lowercase), or the zero address. */
+  payout: string;
   micros: bigint;
   /** The leaf hash that MerkleProof.verify takes, 0x hex. */
   hash: string;
+}
+
+/** One account at a window close: its DID, bound payout address (null for none) and balance + held in micros. */
+export interface BalanceInput {
+  did: string;
+  payout: string | null;
+  micros: bigint;
 }
 
 export interface BalanceProof {
@@ -68,6 +82,7 @@ export interface BalanceTree {
 }
 
 const hex32 = /^0x[0-9a-fA-F]{64}$/;
+const lowerAddress = /^0x[0-9a-f]{40}$/;
 const lowerHex32 = /^0x[0-9a-f]{64}$/;
 const decimal = /^(?:0|[1-9][0-9]*)$/;
 const tagBytes = Buffer.from(balanceLeafTag.slice(2), 'hex');
@@ -98,21 +113,33 @@ function uint256(value: bigint): Buffer {
   return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
 }
 
-function leafHashBytes(did: string, micros: bigint): Uint8Array {
-  const encoded = Buffer.concat([tagBytes, keccak256(Buffer.from(did, 'utf8')), uint256(micros)]);
-  return keccak256(keccak256(encoded));
+/** abi.encode(address): the 20 bytes right-aligned in a 32-byte word. */
+function addressWord(address: string): Buffer {
+  return Buffer.from(address.slice(2).padStart(64, '0'), 'hex');
+}
+
+function leafHashBytes(account: Uint8Array, payout: string, micros: bigint): Uint8Array {
+  return keccak256(keccak256(Buffer.concat([tagBytes, account, addressWord(payout), uint256(micros)])));
+}
+
+/** The payout address as the leaf holds it: lowercase hex, the zero address for none. Throws on anything else. */
+function payoutOf(did: string, payout: string | null): string {
+  if (payout === null) return zeroAddress;
+  const lower = typeof payout === 'string' ? payout.toLowerCase() : '';
+  if (!lowerAddress.test(lower)) throw new TypeError(`payout address of ${did} must be 0x and 40 hex, got ${JSON.stringify(payout)}`);
+  return lower;
 }
 
 /**
  * The leaf hash of an account's balance, computed by hand (no OpenZeppelin code): the value the
  * contract rebuilds from a claim. Throws when micros is not a bigint in 0 … maxAmountMicros.
  *
- * @example balanceLeafHash('did:platform:alice:0123456789abcdef', 1_500_000n) // '0x…'
+ * @example balanceLeafHash('did:platform:alice:0123456789abcdef', null, 1_500_000n) // '0x…'
  */
-export function balanceLeafHash(did: string, micros: bigint): string {
+export function balanceLeafHash(did: string, payout: string | null, micros: bigint): string {
   accountHash(did);
   checkMicros(did, micros);
-  return toHex(leafHashBytes(did, micros));
+  return toHex(leafHashBytes(keccak256(Buffer.from(did, 'utf8')), payoutOf(did, payout), micros));
 }
 
 function checkMicros(did: string, micros: bigint): void {
@@ -130,7 +157,7 @@ function agentKey(did: string): string {
 /**
  * OpenZeppelin's StandardMerkleTree, computed here: the package encodes every leaf through a general ABI
  * encoder and checks each step, about 0.3 ms per account (half a minute for 100,000 accounts), while our
- * leaves are three fixed words. Same algorithm, same output: leaves sorted by hash, stored from the end of
+ * leaves are four fixed words. Same algorithm, same output: leaves sorted by hash, stored from the end of
  * one array in that order, each node the keccak of its sorted children; `values` keep the input order with
  * their tree index. The tests hold the dump, root and proofs equal to the package's for random sets.
  */
@@ -155,22 +182,23 @@ function makeTree(values: readonly BalanceLeafValue[], memo?: LeafMemo): Balance
 
 /**
  * Hashes remembered between window closes (the crypto worker keeps one): an account's key hash never
- * changes and its leaf only when its balance does, so a close rehashes only what moved, plus the nodes.
+ * changes and its leaf only when its balance or payout does, so a close rehashes only what moved, plus the nodes.
  */
 export interface LeafMemo {
   /** DID → keccak256(DID). */
   accounts: Map<string, string>;
-  /** Account hash → its last balance and leaf hash. */
-  leaves: Map<string, { balance: string; leaf: Uint8Array }>;
+  /** Account hash → its last payout and balance, and their leaf hash. */
+  leaves: Map<string, { payout: string; balance: string; leaf: Uint8Array }>;
 }
 
 export const newLeafMemo = (): LeafMemo => ({ accounts: new Map(), leaves: new Map() });
 
 function leafOf(value: BalanceLeafValue, memo: LeafMemo | undefined): Uint8Array {
-  const remembered = memo?.leaves.get(value[1]);
-  if (remembered && remembered.balance === value[2]) return remembered.leaf;
-  const leaf = keccak256(keccak256(Buffer.concat([tagBytes, Buffer.from(value[1].slice(2), 'hex'), uint256(BigInt(value[2]))])));
-  memo?.leaves.set(value[1], { balance: value[2], leaf });
+  const [, account, payout, balance] = value;
+  const remembered = memo?.leaves.get(account);
+  if (remembered && remembered.balance === balance && remembered.payout === payout) return remembered.leaf;
+  const leaf = leafHashBytes(Buffer.from(account.slice(2), 'hex'), payout, BigInt(balance));
+  memo?.leaves.set(account, { payout, balance, leaf });
   return leaf;
 }
 
@@ -185,11 +213,11 @@ function wrap(dump: BalanceTreeDump): BalanceTree {
       if (typeof did !== 'string' || !did.isWellFormed()) return undefined;
       const found = byAccount.get(accountHash(did));
       if (!found) return undefined;
-      const [tag, account, balance] = found.value;
+      const [tag, account, payout, balance] = found.value;
       const proof: string[] = [];
       // Sibling of i is i ± 1 (odd indexes are left children), parent ⌊(i − 1) / 2⌋, up to the root at 0.
       for (let index = found.treeIndex; index > 0; index = Math.floor((index - 1) / 2)) proof.push(nodes[index % 2 === 1 ? index + 1 : index - 1] as string);
-      return { leaf: { tag, account, micros: BigInt(balance), hash: nodes[found.treeIndex] as string }, proof };
+      return { leaf: { tag, account, payout, micros: BigInt(balance), hash: nodes[found.treeIndex] as string }, proof };
     },
     dump: (): BalanceTreeDump => structuredClone(dump),
   };
@@ -204,10 +232,10 @@ function wrap(dump: BalanceTreeDump): BalanceTree {
  * expected failure.
  *
  * @example
- * const tree = buildBalanceTree(accounts.map((a) => ({ did: a.did, micros: a.balance })));
+ * const tree = buildBalanceTree(accounts.map((a) => ({ did: a.did, payout: a.payout_address, micros: a.balance })));
  * batch.balanceRoot = tree.root; batch.balanceTree = tree.dump();
  */
-export function buildBalanceTree(balances: ReadonlyArray<{ did: string; micros: bigint }>, memo?: LeafMemo): BalanceTree {
+export function buildBalanceTree(balances: ReadonlyArray<BalanceInput>, memo?: LeafMemo): BalanceTree {
   if (balances.length === 0) throw new Error('a balance tree needs at least one account');
   const seen = new Map<string, string>();
   for (const { did, micros } of balances) {
@@ -218,7 +246,9 @@ export function buildBalanceTree(balances: ReadonlyArray<{ did: string; micros: 
     seen.set(key, did);
   }
   const sorted = [...balances].sort((a, b) => Buffer.compare(Buffer.from(a.did, 'utf8'), Buffer.from(b.did, 'utf8')));
-  const values = sorted.map(({ did, micros }): BalanceLeafValue => [balanceLeafTag, memoAccountHash(did, memo), micros.toString()]);
+  const values = sorted.map(
+    ({ did, payout, micros }): BalanceLeafValue => [balanceLeafTag, memoAccountHash(did, memo), payoutOf(did, payout), micros.toString()],
+  );
   return wrap(makeTree(values, memo));
 }
 
@@ -229,20 +259,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The leaf values of a dump, checked one by one, or the reason they are not ours. */
 function dumpValues(dump: unknown): BalanceLeafValue[] | string {
   if (!isRecord(dump) || dump.format !== 'standard-v1') return 'not a standard-v1 tree dump';
-  if (!isDeepStrictEqual(dump.leafEncoding, balanceLeafEncoding)) return 'leaf encoding is not bytes32, bytes32, uint256';
+  if (!isDeepStrictEqual(dump.leafEncoding, balanceLeafEncoding)) return 'leaf encoding is not bytes32, bytes32, address, uint256';
   if (!Array.isArray(dump.values) || dump.values.length === 0) return 'no leaf values';
   const values: BalanceLeafValue[] = [];
   const accounts = new Set<string>();
   for (const entry of dump.values as unknown[]) {
     const value = isRecord(entry) ? entry.value : undefined;
-    if (!Array.isArray(value) || value.length !== 3) return 'a leaf value is not [tag, account, balance]';
-    const [tag, account, balance] = value as unknown[];
+    if (!Array.isArray(value) || value.length !== 4) return 'a leaf value is not [tag, account, payout, balance]';
+    const [tag, account, payout, balance] = value as unknown[];
     if (tag !== balanceLeafTag) return 'a leaf does not carry the balance tag';
     if (typeof account !== 'string' || !lowerHex32.test(account) || accounts.has(account)) return 'a leaf account is malformed or repeated';
+    if (typeof payout !== 'string' || !lowerAddress.test(payout)) return 'a leaf payout address is malformed';
     if (typeof balance !== 'string' || !decimal.test(balance) || balance.length > 16 || BigInt(balance) > maxAmountMicros)
       return 'a leaf balance is out of range';
     accounts.add(account);
-    values.push([tag, account, balance]);
+    values.push([tag, account, payout, balance]);
   }
   return values;
 }
@@ -267,16 +298,17 @@ export function loadBalanceTree(dump: unknown): BalanceTree {
  * Verifies a balance proof the way the vault contract does (OpenZeppelin MerkleProof.verify), by hand
  * and without the package: rebuild the leaf from the DID and balance, fold in each sibling as a sorted
  * pair, compare with the root. False for anything malformed: a root or sibling that is not 0x plus 64
- * hex, an ill-formed DID, or a balance that is not a bigint in 0 … maxAmountMicros.
+ * hex, an ill-formed DID, a payout that is not an address, or a balance that is not a bigint in 0 … maxAmountMicros.
  *
- * @example verifyBalanceProof(batch.balance_root, did, 1_500_000n, proof) // true
+ * @example verifyBalanceProof(batch.balance_root, did, null, 1_500_000n, proof) // true
  */
-export function verifyBalanceProof(root: string, did: string, micros: bigint, proof: readonly string[]): boolean {
+export function verifyBalanceProof(root: string, did: string, payout: string | null, micros: bigint, proof: readonly string[]): boolean {
   if (typeof root !== 'string' || !hex32.test(root) || !Array.isArray(proof)) return false;
   if (!proof.every((sibling) => typeof sibling === 'string' && hex32.test(sibling))) return false;
   if (typeof did !== 'string' || !did.isWellFormed()) return false;
   if (typeof micros !== 'bigint' || micros < 0n || micros > maxAmountMicros) return false;
-  let node = leafHashBytes(did, micros);
+  if (payout !== null && (typeof payout !== 'string' || !lowerAddress.test(payout.toLowerCase()))) return false;
+  let node = leafHashBytes(keccak256(Buffer.from(did, 'utf8')), payout === null ? zeroAddress : payout.toLowerCase(), micros);
   for (const sibling of proof) {
     const other = Buffer.from(sibling.slice(2), 'hex');
     // MerkleProof's commutative hash: the smaller 32-byte value goes first.

@@ -116,14 +116,84 @@ const ledgerSql = `
       );
 `;
 
-const ledger: Migration = {
-  async up(db) {
-    // One statement at a time: PGlite's extended protocol takes a single command per query.
-    for (const statement of ledgerSql.split(/;\s*\n/)) if (statement.trim() !== '') await sql.raw(statement).execute(db);
-  },
-};
+/**
+ * The chain side: deposits seen in the vault (credited ones keep their vault index, the rest wait as unclaimed
+ * until their DID is known), the claims that tell a DID from its hash, the batch's withdrawal tree and the
+ * deposits its anchor covers, withdrawal progress, every transaction the sequencer's EVM key sends (written
+ * before it is broadcast, so a restart finds it), and the watcher's cursor. The outbox it replaces is dropped:
+ * the batches and withdrawals themselves say what is still to send.
+ */
+const chainSql = `
+      alter table deposits add column chain_index bigint;
+      alter table deposits add column block_number bigint;
+      create unique index deposits_chain_index on deposits (chain_index) where chain_index is not null;
+      create table unclaimed_deposits (
+        chain_index bigint primary key,
+        account_hash text not null,
+        from_address text not null,
+        amount bigint not null check (amount > 0),
+        tx_hash text not null,
+        log_index integer not null,
+        block_number bigint not null,
+        seen_at timestamptz not null,
+        credited_seq bigint
+      );
+      create index unclaimed_deposits_waiting on unclaimed_deposits (account_hash) where credited_seq is null;
+      create table deposit_claims (
+        account_hash text primary key,
+        did text not null,
+        created_at timestamptz not null
+      );
+      alter table batches add column withdrawals_root text;
+      alter table batches add column withdrawal_tree jsonb;
+      alter table batches add column deposits_covered bigint not null default 0;
+      alter table batches add column anchor_gas_used bigint;
+      alter table withdrawals drop constraint withdrawals_status_check;
+      alter table withdrawals add constraint withdrawals_status_check check (status in ('pending', 'broadcast', 'confirmed', 'failed'));
+      alter table withdrawals add column batch_number bigint;
+      alter table withdrawals add column block_number bigint;
+      alter table withdrawals add column attempts integer not null default 0;
+      alter table withdrawals add column last_error text;
+      alter table withdrawals add column updated_at timestamptz;
+      create index withdrawals_unpaid on withdrawals (seq) where status <> 'confirmed';
+      create table chain_transactions (
+        id uuid primary key,
+        purpose text not null,
+        ref text not null,
+        nonce bigint not null,
+        hashes jsonb not null,
+        raw text not null,
+        max_fee_per_gas numeric not null,
+        max_priority_fee_per_gas numeric not null,
+        status text not null check (status in ('sent', 'mined', 'confirmed', 'failed')),
+        mined_hash text,
+        block_number bigint,
+        gas_used bigint,
+        error text,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index chain_transactions_open on chain_transactions (nonce) where status in ('sent', 'mined');
+      create index chain_transactions_ref on chain_transactions (purpose, ref);
+      create table chain_state (
+        name text primary key,
+        value jsonb not null,
+        updated_at timestamptz not null
+      );
+      drop table chain_outbox;
+`;
+
+/** One statement at a time: PGlite's extended protocol takes a single command per query. */
+function statements(text: string): Migration {
+  return {
+    async up(db) {
+      for (const statement of text.split(/;\s*\n/)) if (statement.trim() !== '') await sql.raw(statement).execute(db);
+    },
+  };
+}
 
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
-  '0002_ledger': ledger,
+  '0002_ledger': statements(ledgerSql),
+  '0003_chain': statements(chainSql),
 };

@@ -71,9 +71,34 @@ export interface DepositTable {
   amount: bigint;
   seq: bigint;
   created_at: Date;
+  /** The vault's deposit index (chain deposits only). */
+  chain_index: bigint | null;
+  block_number: bigint | null;
 }
 
-export type WithdrawalStatus = 'pending' | 'broadcast' | 'confirmed';
+/** A vault deposit whose DID hash no claim names yet: not credited until that DID asks for its deposit instructions. */
+export interface UnclaimedDepositTable {
+  chain_index: bigint;
+  account_hash: string;
+  from_address: string;
+  amount: bigint;
+  tx_hash: string;
+  log_index: number;
+  block_number: bigint;
+  seen_at: Date;
+  /** Set once credited to the DID that claimed it. */
+  credited_seq: bigint | null;
+}
+
+/** keccak256(DID) → DID, recorded when the DID asks where to deposit: the vault's events name accounts by hash only. */
+export interface DepositClaimTable {
+  account_hash: string;
+  did: string;
+  created_at: Date;
+}
+
+/** pending → broadcast → confirmed; failed (and retried) when its payout reverted. */
+export type WithdrawalStatus = 'pending' | 'broadcast' | 'confirmed' | 'failed';
 
 export interface WithdrawalTable {
   id: string;
@@ -85,6 +110,13 @@ export interface WithdrawalTable {
   seq: bigint;
   tx_hash: string | null;
   created_at: Date;
+  /** The batch whose withdrawal tree holds it (set when the vault pays it). */
+  batch_number: bigint | null;
+  block_number: bigint | null;
+  attempts: number;
+  last_error: string | null;
+  /** When its payout last moved (the retry delay counts from here); null while pending. */
+  updated_at: Date | null;
 }
 
 export interface BatchTable {
@@ -102,18 +134,50 @@ export interface BatchTable {
   account_count: number;
   checkpoint: string;
   balance_tree: unknown;
-  anchor_status: 'recorded' | 'broadcast' | 'confirmed';
+  anchor_status: AnchorStatus;
   anchor_tx_hash: string | null;
   anchor_block: bigint | null;
+  /** Root of the withdrawals burned in this window (null when none), and the tree to prove each one. */
+  withdrawals_root: string | null;
+  withdrawal_tree: unknown;
+  /** Vault deposits with an index below this are in the balance tree (or unclaimed); later ones are not. */
+  deposits_covered: bigint;
+  anchor_gas_used: bigint | null;
 }
 
-/** What the chain adapter would send; the chain issue's broadcaster drains it. */
-export interface ChainOutboxTable {
+/** `recorded` until a transaction carries it, `broadcast` while it is mined and confirmed, `confirmed` on chain. */
+export type AnchorStatus = 'recorded' | 'broadcast' | 'confirmed';
+
+export type ChainTransactionStatus = 'sent' | 'mined' | 'confirmed' | 'failed';
+
+/** Every transaction the sequencer's EVM key signs, stored before it is broadcast. */
+export interface ChainTransactionTable {
   id: string;
-  kind: 'anchor' | 'payout';
-  payload: unknown;
-  status: 'recorded' | 'broadcast' | 'confirmed';
+  /** What it does: anchor, payout, heartbeat, faucet, … */
+  purpose: string;
+  /** What it is for: the batch number, the withdrawal id, … */
+  ref: string;
+  nonce: bigint;
+  /** Every hash sent for this nonce, oldest first (a fee bump replaces the transaction under a new hash). */
+  hashes: string[];
+  /** The latest signed transaction, to broadcast again after a restart. */
+  raw: string;
+  max_fee_per_gas: string;
+  max_priority_fee_per_gas: string;
+  status: ChainTransactionStatus;
+  /** The one of `hashes` that was mined. */
+  mined_hash: string | null;
+  block_number: bigint | null;
+  gas_used: bigint | null;
+  error: string | null;
   created_at: Date;
+  updated_at: Date;
+}
+
+export interface ChainStateTable {
+  name: string;
+  value: unknown;
+  updated_at: Date;
 }
 
 export interface SettlementSchema extends NonceSchema {
@@ -125,5 +189,8 @@ export interface SettlementSchema extends NonceSchema {
   deposits: DepositTable;
   withdrawals: WithdrawalTable;
   batches: BatchTable;
-  chain_outbox: ChainOutboxTable;
+  unclaimed_deposits: UnclaimedDepositTable;
+  deposit_claims: DepositClaimTable;
+  chain_transactions: ChainTransactionTable;
+  chain_state: ChainStateTable;
 }

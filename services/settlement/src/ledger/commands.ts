@@ -68,6 +68,9 @@ export interface DepositCommand {
   source: 'chain' | 'faucet';
   txHash: string;
   logIndex: number;
+  /** The vault's deposit index and block, for deposits the watcher credits. */
+  chainIndex?: bigint;
+  blockNumber?: bigint;
 }
 
 export interface BindCommand {

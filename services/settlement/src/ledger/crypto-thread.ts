@@ -1,13 +1,15 @@
 import { type KeyObject, sign } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import { buildBalanceTree, newLeafMemo } from '../balances/balance-tree.ts';
+import { type BalanceInput, buildBalanceTree, newLeafMemo } from '../balances/balance-tree.ts';
+import { buildWithdrawalTree, type WithdrawalInput } from '../balances/withdrawal-tree.ts';
 
 /** The far side of CryptoWorker: signs receipt bytes and builds balance trees, off the request thread. */
 
 export type CryptoRequest =
   | { id: number; op: 'key'; privateKey: KeyObject }
   | { id: number; op: 'sign'; messages: Uint8Array[] }
-  | { id: number; op: 'tree'; balances: Array<{ did: string; micros: bigint }> };
+  | { id: number; op: 'tree'; balances: BalanceInput[] }
+  | { id: number; op: 'withdrawals'; withdrawals: WithdrawalInput[] };
 
 export type CryptoReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
@@ -29,6 +31,8 @@ function run(request: CryptoRequest): unknown {
       const tree = buildBalanceTree(request.balances, memo);
       return { root: tree.root, size: tree.size, dump: tree.dump() };
     }
+    case 'withdrawals':
+      return buildWithdrawalTree(request.withdrawals) ?? null;
   }
 }
 

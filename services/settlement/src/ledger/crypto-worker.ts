@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import type { BalanceTreeDump } from '../balances/balance-tree.ts';
+import type { BalanceInput, BalanceTreeDump } from '../balances/balance-tree.ts';
+import type { WithdrawalInput, WithdrawalTreeDump } from '../balances/withdrawal-tree.ts';
 import type { CryptoReply, CryptoRequest } from './crypto-thread.ts';
 
 type Body<R> = R extends unknown ? Omit<R, 'id'> : never;
@@ -37,8 +38,13 @@ export class CryptoWorker {
     return this.#call({ op: 'sign', messages: [...messages] }) as Promise<string[]>;
   }
 
-  balanceTree(balances: Array<{ did: string; micros: bigint }>): Promise<{ root: string; size: number; dump: BalanceTreeDump }> {
+  balanceTree(balances: BalanceInput[]): Promise<{ root: string; size: number; dump: BalanceTreeDump }> {
     return this.#call({ op: 'tree', balances }) as Promise<{ root: string; size: number; dump: BalanceTreeDump }>;
+  }
+
+  /** The tree of a window's withdrawals; null when there were none. */
+  withdrawalTree(withdrawals: WithdrawalInput[]): Promise<{ root: string; dump: WithdrawalTreeDump } | null> {
+    return this.#call({ op: 'withdrawals', withdrawals }) as Promise<{ root: string; dump: WithdrawalTreeDump } | null>;
   }
 
   async close(): Promise<void> {

@@ -266,6 +266,8 @@ const tables = {
       ['amount', 'bigint'],
       ['seq', 'bigint'],
       ['created_at', 'timestamptz'],
+      ['chain_index', 'bigint'],
+      ['block_number', 'bigint'],
     ],
   },
   withdrawals: {
@@ -279,15 +281,11 @@ const tables = {
       ['seq', 'bigint'],
       ['tx_hash', 'text'],
       ['created_at', 'timestamptz'],
-    ],
-  },
-  chain_outbox: {
-    columns: [
-      ['id', 'uuid'],
-      ['kind', 'text'],
-      ['payload', 'jsonb'],
-      ['status', 'text'],
-      ['created_at', 'timestamptz'],
+      ['batch_number', 'bigint'],
+      ['block_number', 'bigint'],
+      ['attempts', 'integer'],
+      ['last_error', 'text'],
+      ['updated_at', 'timestamptz'],
     ],
   },
   events: {
@@ -316,6 +314,10 @@ const tables = {
       ['anchor_status', 'text'],
       ['anchor_tx_hash', 'text'],
       ['anchor_block', 'bigint'],
+      ['withdrawals_root', 'text'],
+      ['withdrawal_tree', 'jsonb'],
+      ['deposits_covered', 'bigint'],
+      ['anchor_gas_used', 'bigint'],
     ],
   },
 } satisfies Record<string, { columns: Columns; onConflict?: string }>;
@@ -364,7 +366,6 @@ export async function writeGroup(db: Db, group: Group): Promise<void> {
       intent_nonces: group.nonces,
       deposits: group.deposits,
       withdrawals: group.withdrawals,
-      chain_outbox: group.outbox,
     },
     group.receipts.length > 0 ? transferEventId((group.receipts.at(-1) as { seq: bigint }).seq) : undefined,
   );

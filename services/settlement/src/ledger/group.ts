@@ -1,16 +1,7 @@
 import { ServiceError } from '@platform/kit/errors';
 import { uuidv7 } from '@platform/kit/ids';
 import { formatAmount, maxAmountMicros } from '@platform/kit/money';
-import type {
-  AccountTable,
-  ChainOutboxTable,
-  DepositTable,
-  HoldTable,
-  IdempotencyTable,
-  IntentNonceTable,
-  ReceiptTable,
-  WithdrawalTable,
-} from '../db/schema.ts';
+import type { AccountTable, DepositTable, HoldTable, IdempotencyTable, IntentNonceTable, ReceiptTable, WithdrawalTable } from '../db/schema.ts';
 import { leafHash } from '../receipts/merkle-log.ts';
 import { type Receipt, type ReceiptKind, receiptBytes, type SignedReceipt } from '../receipts/receipt.ts';
 import type {
@@ -62,7 +53,6 @@ export class Group {
   readonly receipts: ReceiptTable[] = [];
   readonly deposits: DepositTable[] = [];
   readonly withdrawals: WithdrawalTable[] = [];
-  readonly outbox: ChainOutboxTable[] = [];
   /** Largest single movement: a large one closes the window at once. */
   largestMicros = 0n;
   readonly #consumedNonces = new Set<string>();
@@ -269,9 +259,13 @@ export class Group {
       seq: BigInt(receipt.seq),
       tx_hash: null,
       created_at: this.#now,
+      batch_number: null,
+      block_number: null,
+      attempts: 0,
+      last_error: null,
+      updated_at: null,
     };
     this.withdrawals.push(withdrawal);
-    this.#record('payout', withdrawalView(withdrawal));
     return { withdrawal: withdrawalView(withdrawal), seq: receipt.seq };
   }
 
@@ -297,6 +291,8 @@ export class Group {
       amount: command.micros,
       seq: BigInt(receipt.seq),
       created_at: this.#now,
+      chain_index: command.chainIndex ?? null,
+      block_number: command.blockNumber ?? null,
     };
     this.deposits.push(deposit);
     this.#newDeposits.set(key, deposit);
@@ -390,9 +386,5 @@ export class Group {
     this.#unsigned.push({ bytes, receipt, row });
     if (micros > this.largestMicros) this.largestMicros = micros;
     return receipt;
-  }
-
-  #record(kind: ChainOutboxTable['kind'], payload: unknown) {
-    this.outbox.push({ id: uuidv7(this.#now.getTime()), kind, payload, status: 'recorded', created_at: this.#now });
   }
 }

@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
-import type { AccountTable, SettlementSchema } from '../db/schema.ts';
+import type { AccountTable, BatchTable, SettlementSchema } from '../db/schema.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
@@ -35,6 +35,10 @@ export interface SequencerOptions {
   recentIdempotencyKeys?: number;
   /** Called after each commit that adds to the event log (this process's stream readers catch up at once). */
   onCommitted?: () => void;
+  /** Called with each batch once written (the chain side anchors it at once instead of at its next poll). */
+  onBatch?: (batch: BatchTable) => void;
+  /** Why movements are refused now (the vault froze), or undefined. */
+  halted?: () => string | undefined;
 }
 
 export type SequencerRole = 'standby' | 'sequencer' | 'stopped';
@@ -123,6 +127,8 @@ export class Sequencer {
   /** Queues a command for the writer; resolves with its result after commit, or throws its ServiceError. */
   async submit(command: Command): Promise<unknown> {
     if (this.#role !== 'sequencer') throw standbyError();
+    const halted = command.kind === 'close' || command.kind === 'expire' ? undefined : this.#options.halted?.();
+    if (halted !== undefined) throw new ServiceError('conflict', halted, { details: { reason: 'vault_frozen' } });
     if (this.#queue.length >= maxQueued) throw new ServiceError('unavailable', 'the sequencer is saturated; retry shortly', { retryable: true });
     const outcome = await new Promise<CommandOutcome>((resolve) => {
       this.#queue.push({ command, resolve });
@@ -358,7 +364,12 @@ export class Sequencer {
     try {
       await this.#batchWriting;
       if (this.#batchFailure) throw this.#batchFailure;
-      const started = await closeWindow({ db, log, key, chain, now: clock.now(), crypto: this.#crypto }, this.#window, this.committedSize, command.reason);
+      const started = await closeWindow(
+        { db, log, key, now: clock.now(), crypto: this.#crypto, onBatch: this.#options.onBatch },
+        this.#window,
+        this.committedSize,
+        command.reason,
+      );
       if (!started) return { ok: true, data: { closed: false, batch: null } };
       this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
       this.#batchWriting = started.written.then(
@@ -369,7 +380,7 @@ export class Sequencer {
         },
       );
       if (command.reason !== 'settle') return { ok: true, data: { closed: true } };
-      const { balance_tree: _dump, ...summary } = await started.written;
+      const { balance_tree: _balances, withdrawal_tree: _withdrawals, ...summary } = await started.written;
       return { ok: true, data: { closed: true, batch: batchView(summary, chain) } };
     } catch (error) {
       logger.error({ err: error }, 'closing the window failed');

@@ -93,7 +93,12 @@ export interface WithdrawalView {
   swap_out: string | null;
   status: WithdrawalTable['status'];
   seq: number;
+  /** The batch that burned it, once its payout names it; the payout transaction and its block once sent. */
+  batch_number: number | null;
   tx_hash: string | null;
+  block_number: number | null;
+  attempts: number;
+  last_error: string | null;
   created_at: string;
 }
 
@@ -106,7 +111,11 @@ export function withdrawalView(row: WithdrawalTable): WithdrawalView {
     swap_out: row.swap_out,
     status: row.status,
     seq: Number(row.seq),
+    batch_number: row.batch_number === null ? null : Number(row.batch_number),
     tx_hash: row.tx_hash,
+    block_number: row.block_number === null ? null : Number(row.block_number),
+    attempts: row.attempts,
+    last_error: row.last_error,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -118,6 +127,9 @@ export interface DepositView {
   amount: string;
   tx_hash: string;
   log_index: number;
+  /** The vault's deposit index and the block it landed in (chain deposits only). */
+  chain_index: number | null;
+  block_number: number | null;
   seq: number;
   created_at: string;
 }
@@ -130,6 +142,8 @@ export function depositView(row: DepositTable): DepositView {
     amount: formatAmount(row.amount),
     tx_hash: row.tx_hash,
     log_index: row.log_index,
+    chain_index: row.chain_index === null ? null : Number(row.chain_index),
+    block_number: row.block_number === null ? null : Number(row.block_number),
     seq: Number(row.seq),
     created_at: row.created_at.toISOString(),
   };
@@ -152,7 +166,13 @@ export const batchSummaryColumns = [
   'anchor_status',
   'anchor_tx_hash',
   'anchor_block',
+  'anchor_gas_used',
+  'withdrawals_root',
+  'deposits_covered',
 ] as const;
+
+/** A batch row without its two tree dumps (large; proofs are served by their own routes). */
+export type BatchSummary = Omit<BatchTable, 'balance_tree' | 'withdrawal_tree'>;
 
 /** A batch without its balance-tree dump (large; proofs are served by their own route). */
 export interface BatchView {
@@ -168,18 +188,24 @@ export interface BatchView {
   balance_root: string;
   account_count: number;
   checkpoint: string;
+  /** Root of the withdrawals burned in this window; null when there were none. */
+  withdrawals_root: string | null;
+  /** Vault deposits with an index below this are in the balance tree (or waiting unclaimed); later ones are not. */
+  deposits_covered: number;
   anchor: AnchorView;
 }
 
 export interface AnchorView {
   chain_id: number;
+  /** The vault, which stores the anchors. */
   contract: string | null;
   status: BatchTable['anchor_status'];
   tx_hash: string | null;
   block_number: number | null;
+  gas_used: number | null;
 }
 
-export function batchView(row: Omit<BatchTable, 'balance_tree'>, chain: { chainId: number; anchorAddress: string | null }): BatchView {
+export function batchView(row: BatchSummary, chain: { chainId: number; vaultAddress: string | null }): BatchView {
   return {
     id: row.id,
     number: Number(row.number),
@@ -193,12 +219,15 @@ export function batchView(row: Omit<BatchTable, 'balance_tree'>, chain: { chainI
     balance_root: row.balance_root,
     account_count: row.account_count,
     checkpoint: row.checkpoint,
+    withdrawals_root: row.withdrawals_root,
+    deposits_covered: Number(row.deposits_covered),
     anchor: {
       chain_id: chain.chainId,
-      contract: chain.anchorAddress,
+      contract: chain.vaultAddress,
       status: row.anchor_status,
       tx_hash: row.anchor_tx_hash,
       block_number: row.anchor_block === null ? null : Number(row.anchor_block),
+      gas_used: row.anchor_gas_used === null ? null : Number(row.anchor_gas_used),
     },
   };
 }

@@ -2,14 +2,25 @@ import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { formatAmount } from '@platform/kit/money';
 import { type Kysely, sql } from 'kysely';
-import { type BalanceTree, loadBalanceTree } from '../balances/balance-tree.ts';
+import { getAddress } from 'viem';
+import { type BalanceTree, loadBalanceTree, zeroAddress } from '../balances/balance-tree.ts';
+import { withdrawalProof } from '../balances/withdrawal-tree.ts';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
-import type { BatchTable, SettlementSchema } from '../db/schema.ts';
+import type { SettlementSchema } from '../db/schema.ts';
 import type { LogView } from '../ledger/log-view.ts';
-import { type AccountView, accountView, batchSummaryColumns, batchView, holdView, signedReceiptOf, transferView } from '../ledger/views.ts';
+import {
+  type AccountView,
+  accountView,
+  type BatchSummary,
+  batchSummaryColumns,
+  batchView,
+  holdView,
+  signedReceiptOf,
+  transferView,
+  withdrawalView,
+} from '../ledger/views.ts';
 
 type Db = Kysely<SettlementSchema>;
-type BatchSummary = Omit<BatchTable, 'balance_tree'>;
 
 const hex = (bytes: Buffer) => `0x${bytes.toString('hex')}`;
 /** Balance trees kept parsed for proofs: the latest batches are the ones asked about. */
@@ -82,10 +93,19 @@ export class LedgerReads {
       .limit(1)
       .executeTakeFirst();
     const receipt = signedReceiptOf(row, this.#sequencerKey);
-    if (!batch) return { receipt, leaf_index: seq - 1, batch: null, inclusion_proof: null };
+    // A withdraw receipt says where its payout stands (pending, broadcast, confirmed, failed).
+    const withdrawal = row.kind === 'withdraw' ? await this.#db.selectFrom('withdrawals').selectAll().where('seq', '=', row.seq).executeTakeFirst() : undefined;
+    const payout = withdrawal ? { withdrawal: withdrawalView(withdrawal) } : {};
+    if (!batch) return { receipt, leaf_index: seq - 1, batch: null, inclusion_proof: null, ...payout };
     const size = Number(batch.log_size);
     await this.#log.ensure(this.#db, size);
-    return { receipt, leaf_index: seq - 1, batch: batchView(batch, this.#chain), inclusion_proof: this.#log.cache.inclusionProof(seq - 1, size).map(hex) };
+    return {
+      receipt,
+      leaf_index: seq - 1,
+      batch: batchView(batch, this.#chain),
+      inclusion_proof: this.#log.cache.inclusionProof(seq - 1, size).map(hex),
+      ...payout,
+    };
   }
 
   /** RFC 9162 consistency proof between two log sizes, both at most the latest checkpoint's. */
@@ -153,8 +173,31 @@ export class LedgerReads {
       balance_root: tree.root,
       did,
       amount: formatAmount(found.leaf.micros),
-      leaf: { tag: found.leaf.tag, account: found.leaf.account, balance: found.leaf.micros.toString(), hash: found.leaf.hash },
+      payout_address: found.leaf.payout === zeroAddress ? null : getAddress(found.leaf.payout),
+      leaf: { tag: found.leaf.tag, account: found.leaf.account, payout: found.leaf.payout, balance: found.leaf.micros.toString(), hash: found.leaf.hash },
       proof: found.proof,
+    };
+  }
+
+  /**
+   * A withdrawal, and once the batch that burned it is anchored, what the vault's `payout` takes: the batch number
+   * and the proof against its withdrawals root (after a freeze anyone may submit it; it pays only the address named).
+   */
+  async withdrawal(id: string) {
+    const row = await this.#db.selectFrom('withdrawals').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const batch = await this.#db
+      .selectFrom('batches')
+      .select(['number', 'anchor_status', 'withdrawal_tree'])
+      .where('first_seq', '<=', row.seq)
+      .where('last_seq', '>=', row.seq)
+      .executeTakeFirst();
+    const proof = batch?.withdrawal_tree ? withdrawalProof(batch.withdrawal_tree, id) : undefined;
+    return {
+      withdrawal: withdrawalView(row),
+      batch_number: batch ? Number(batch.number) : null,
+      anchored: batch?.anchor_status === 'confirmed',
+      payout: proof ? { ...proof, batch: batch ? Number(batch.number) : null } : null,
     };
   }
 
@@ -169,27 +212,8 @@ export class LedgerReads {
     return tree;
   }
 
-  /** Supply (every balance and hold) beside the reserve; fully reserved means they are equal. */
-  async supply() {
-    const totals = await this.#db
-      .selectFrom('accounts')
-      .select((eb) => [
-        eb.fn.coalesce(eb.fn.sum<bigint>('balance'), sql<bigint>`0`).as('balance'),
-        eb.fn.coalesce(eb.fn.sum<bigint>('held'), sql<bigint>`0`).as('held'),
-      ])
-      .executeTakeFirst();
-    const available = BigInt(totals?.balance ?? 0n);
-    const held = BigInt(totals?.held ?? 0n);
-    const reserve = await this.#chain.reserveMicros(this.#db);
-    const supply = available + held;
-    return {
-      supply: formatAmount(supply),
-      available: formatAmount(available),
-      held: formatAmount(held),
-      reserve: formatAmount(reserve),
-      fully_reserved: supply === reserve,
-      chain_id: this.#chain.chainId,
-      vault_address: this.#chain.vaultAddress,
-    };
+  /** Supply (every balance and hold) beside the reserve that backs it (see the chain's `supply`). */
+  supply() {
+    return this.#chain.supply();
   }
 }

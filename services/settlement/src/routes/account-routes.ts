@@ -22,18 +22,24 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
     },
   });
 
-  // Where to deposit and the DID claim the vault deposit must carry.
+  // Where to deposit and the DID claim the vault deposit must carry. Asking registers the claim: the vault's events
+  // name the account by hash only, and this is how the watcher learns which DID a hash is.
   app.get('/v1/deposit', {
     handler: async (request) => {
       const did = tokenDid(request);
+      await chain.registerClaim(did);
       return {
         ok: true as const,
         data: {
           chain_id: chain.chainId,
           vault_address: chain.vaultAddress,
+          token_address: chain.tokenAddress,
+          token_decimals: 6,
           did,
           // The vault credits `account`: the same keccak256(DID) the balance tree uses.
-          claim: { account: accountHash(did), call: 'deposit(bytes32 account, uint256 amount)' },
+          claim: { account: accountHash(did), call: 'deposit(uint256 amount, bytes32 didHash)', did_hash: accountHash(did) },
+          steps: ['approve(vault_address, amount) on the token', 'deposit(amount, claim.did_hash) on the vault'],
+          confirmations: chain.info().confirmations ?? null,
         },
       };
     },
@@ -67,12 +73,14 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
   if (deps.dev) {
     app.post('/v1/dev/faucet', {
       schema: {
-        description: 'SETTLEMENT_DEV only: credit the caller, recorded as a deposit so supply still equals reserve.',
+        description: 'SETTLEMENT_DEV only: credit the caller: a vault deposit on a live chain, a recorded one without.',
         body: Type.Object({ amount: AmountText }, { additionalProperties: false }),
       },
       handler: async (request) => {
         const did = tokenDid(request);
         const micros = amountInput(request.body.amount);
+        // With a vault, a real deposit on chain (minted by the development token), credited by the watcher.
+        if (chain.fund) return { ok: true as const, data: await chain.fund(did, micros) };
         const txHash = `faucet:${crypto.randomUUID()}`;
         const data = await sequencer.submit({ kind: 'deposit', did, micros, source: 'faucet', txHash, logIndex: 0 });
         return { ok: true as const, data };
@@ -101,6 +109,8 @@ export function registerOperatorRoutes(app: ServiceApp, deps: RouteDeps & { oper
       const presented = bearerFrom(request);
       if (presented === undefined || !safeEqual(presented, deps.operatorToken))
         throw new ServiceError('unauthorized', 'missing or invalid operator token (Authorization: Bearer <token>)');
+      if (deps.chain.live)
+        throw new ServiceError('conflict', 'with a live vault, deposits are credited by its watcher only', { details: { reason: 'chain_watcher' } });
       const did = didInput(request.body.did, 'did');
       const micros = amountInput(request.body.amount);
       const data = await deps.sequencer.submit({

@@ -24,8 +24,11 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps & { key: S
         version: deps.version,
         role: deps.sequencer.role,
         chain_id: chain.chainId,
-        anchor_address: chain.anchorAddress,
+        // The vault stores the anchors: one contract holds the reserve and the roots.
+        anchor_address: chain.vaultAddress,
         vault_address: chain.vaultAddress,
+        token_address: chain.tokenAddress,
+        chain: chain.info(),
         sequencer_public_key: key.publicKeyHex,
         checkpoint_origin: key.origin,
         checkpoint_verifier_key: key.verifierKey,
@@ -61,6 +64,15 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps & { key: S
       const proof = await reads.balanceProof(uuidInput(request.params.id, 'id'), didInput(request.params.did, 'did'));
       if (!proof) throw notFound('batch');
       return { ok: true as const, data: proof };
+    },
+  });
+
+  app.get('/v1/withdrawal/:id', {
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) },
+    handler: async (request) => {
+      const withdrawal = await reads.withdrawal(uuidInput(request.params.id, 'id'));
+      if (!withdrawal) throw notFound('withdrawal');
+      return { ok: true as const, data: withdrawal };
     },
   });
 

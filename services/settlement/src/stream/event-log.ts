@@ -24,7 +24,7 @@ export const eventsChannel = 'settlement_events';
  * the last receipt it covers and precedes the next. Deriving the log instead of storing a copy of every
  * receipt halves what each pay writes, and ids still only grow, which is all Last-Event-ID needs.
  */
-export function ledgerEvents(db: Kysely<SettlementSchema>, chain: { chainId: number; anchorAddress: string | null }): EventSource {
+export function ledgerEvents(db: Kysely<SettlementSchema>, chain: { chainId: number; vaultAddress: string | null }): EventSource {
   return {
     async readAfter(afterId, limit) {
       // transfer 2s > afterId  ⇔  s ≥ ⌊afterId/2⌋ + 1;   anchor 2L+1 > afterId  ⇔  L ≥ ⌊(afterId+1)/2⌋

@@ -1,6 +1,5 @@
 import { uuidv7 } from '@platform/kit/ids';
-import type { Kysely } from 'kysely';
-import type { SettlementChain } from '../chain/settlement-chain.ts';
+import { type Kysely, sql } from 'kysely';
 import type { BatchTable, SettlementSchema } from '../db/schema.ts';
 import type { CryptoWorker } from '../ledger/crypto-worker.ts';
 import { writeRows } from '../ledger/group-store.ts';
@@ -22,10 +21,11 @@ export interface CloseDeps {
   db: Kysely<SettlementSchema>;
   log: LogView;
   key: SequencerKey;
-  chain: SettlementChain;
   now: Date;
   /** Builds the balance tree off the request thread. */
   crypto: CryptoWorker;
+  /** Told of each batch once written (the chain side anchors it). */
+  onBatch?: ((batch: BatchTable) => void) | undefined;
 }
 
 export async function readWindowState(db: Kysely<SettlementSchema>): Promise<WindowState> {
@@ -59,16 +59,50 @@ export async function closeWindow(
   await deps.log.ensure(deps.db, logSize);
   const rootHash = deps.log.cache.root(logSize);
   const checkpoint = signCheckpoint({ origin: deps.key.origin, treeSize: logSize, rootHash }, deps.key.noteSigner);
-  const accounts = await deps.db.selectFrom('accounts').select(['did', 'balance', 'held']).execute();
+  const accounts = await deps.db.selectFrom('accounts').select(['did', 'balance', 'held', 'payout_address']).execute();
+  const withdrawals = await deps.db
+    .selectFrom('withdrawals')
+    .select(['id', 'payout_address', 'amount'])
+    .where('seq', '>', BigInt(state.closedSize))
+    .where('seq', '<=', BigInt(logSize))
+    .execute();
+  const depositsCovered = await depositsSeen(deps.db);
   const openedAt = state.openedAt;
   const number = state.lastBatchNumber + 1n;
-  return { number, written: finishBatch(deps, { accounts, openedAt, number, first: state.closedSize + 1, logSize, rootHash, checkpoint, reason }) };
+  return {
+    number,
+    written: finishBatch(deps, {
+      accounts,
+      withdrawals,
+      depositsCovered,
+      openedAt,
+      number,
+      first: state.closedSize + 1,
+      logSize,
+      rootHash,
+      checkpoint,
+      reason,
+    }),
+  };
+}
+
+/**
+ * How many vault deposits the ledger has taken in: the watcher handles them in index order, crediting each or
+ * setting it aside as unclaimed before the next, so every index below this count is in the balances (or unclaimed)
+ * and none above it is. The vault refunds deposits from this index on after a freeze.
+ */
+export async function depositsSeen(db: Kysely<SettlementSchema>): Promise<bigint> {
+  const { rows } = await sql<{ next: string | null }>`
+    select greatest((select max(chain_index) from deposits), (select max(chain_index) from unclaimed_deposits)) + 1 as next`.execute(db);
+  return rows[0]?.next === null || rows[0]?.next === undefined ? 0n : BigInt(rows[0].next);
 }
 
 async function finishBatch(
   deps: CloseDeps,
   snapshot: {
-    accounts: Array<{ did: string; balance: bigint; held: bigint }>;
+    accounts: Array<{ did: string; balance: bigint; held: bigint; payout_address: string | null }>;
+    withdrawals: Array<{ id: string; payout_address: string; amount: bigint }>;
+    depositsCovered: bigint;
     openedAt: Date;
     number: bigint;
     first: number;
@@ -78,8 +112,13 @@ async function finishBatch(
     reason: string;
   },
 ): Promise<BatchTable> {
-  const { accounts, openedAt, number, first, logSize, rootHash, checkpoint, reason } = snapshot;
-  const tree = await deps.crypto.balanceTree(accounts.map((account) => ({ did: account.did, micros: account.balance + account.held })));
+  const { accounts, withdrawals, depositsCovered, openedAt, number, first, logSize, rootHash, checkpoint, reason } = snapshot;
+  const tree = await deps.crypto.balanceTree(
+    accounts.map((account) => ({ did: account.did, payout: account.payout_address, micros: account.balance + account.held })),
+  );
+  const burned = await deps.crypto.withdrawalTree(
+    withdrawals.map((withdrawal) => ({ id: withdrawal.id, to: withdrawal.payout_address, micros: withdrawal.amount })),
+  );
   const row: BatchTable = {
     id: uuidv7(deps.now.getTime()),
     number,
@@ -97,21 +136,12 @@ async function finishBatch(
     anchor_status: 'recorded',
     anchor_tx_hash: null,
     anchor_block: null,
+    withdrawals_root: burned?.root ?? null,
+    withdrawal_tree: burned?.dump ?? null,
+    deposits_covered: depositsCovered,
+    anchor_gas_used: null,
   };
-  const anchor = {
-    id: uuidv7(deps.now.getTime()),
-    kind: 'anchor',
-    payload: {
-      batch_id: row.id,
-      log_size: logSize,
-      log_root: row.log_root,
-      balance_root: row.balance_root,
-      chain_id: deps.chain.chainId,
-      contract: deps.chain.anchorAddress,
-    },
-    status: 'recorded',
-    created_at: deps.now,
-  };
-  await writeRows(deps.db, { batches: [row], chain_outbox: [anchor] }, anchorEventId(row.log_size));
+  await writeRows(deps.db, { batches: [row] }, anchorEventId(row.log_size));
+  deps.onBatch?.(row);
   return row;
 }

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 /** A development chain this process started, and how to stop it. */
 export interface LocalNode {
   url: string;
+  /** The node's process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -46,7 +48,7 @@ export function startAnvil(options: AnvilOptions): Promise<LocalNode> {
       child.stdout?.off('data', onData);
       // Drain so a chatty node never blocks on a full pipe.
       child.stdout?.resume();
-      resolve({ url: `http://${listening[1]}`, stop: () => stopChild(child) });
+      resolve({ url: `http://${listening[1]}`, pid: child.pid as number, stop: () => stopChild(child) });
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', (chunk: Buffer) => options.logger.warn({ output: chunk.toString('utf8').slice(0, 2000) }, 'anvil wrote to stderr'));

@@ -1,0 +1,46 @@
+import { formatAmount } from '@platform/kit/money';
+import type { LedgerTotals } from './settlement-chain.ts';
+
+/** The vault's side of the reserve equation, read at one block. */
+export interface VaultTotals {
+  block: bigint;
+  reserve: bigint;
+  paidOut: bigint;
+}
+
+export interface ReserveCheck {
+  ok: boolean;
+  block: string;
+  supply: string;
+  reserve: string;
+  /** Burned in the ledger, not yet paid by the vault. */
+  in_flight_withdrawals: string;
+  /** In the vault, waiting for their DID to be named. */
+  unclaimed_deposits: string;
+  /** What the reserve falls short of (negative: holds more than the ledger accounts for). */
+  shortfall: string;
+}
+
+/**
+ * Fully reserved, checked exactly: at a block through which every vault deposit has been taken in, the vault's
+ * reserve must equal the supply plus what is still owed out of it — withdrawals burned but not yet paid, and
+ * deposits set aside as unclaimed. Any difference (a credit without a deposit, a deposit credited twice, a payout
+ * the ledger never burned, a faucet credit without tokens) shows as a shortfall or a surplus.
+ */
+export function checkReserve(vault: VaultTotals, ledger: LedgerTotals): ReserveCheck {
+  const supply = ledger.available + ledger.held;
+  const inFlight = ledger.withdrawn - vault.paidOut;
+  const owed = supply + inFlight + ledger.unclaimed;
+  const shortfall = owed - vault.reserve;
+  return {
+    ok: shortfall === 0n && inFlight >= 0n,
+    block: vault.block.toString(),
+    supply: formatAmount(supply),
+    reserve: formatAmount(vault.reserve),
+    in_flight_withdrawals: signed(inFlight),
+    unclaimed_deposits: formatAmount(ledger.unclaimed),
+    shortfall: signed(shortfall),
+  };
+}
+
+const signed = (micros: bigint) => (micros < 0n ? `-${formatAmount(-micros)}` : formatAmount(micros));

@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
+import { getAddress, keccak256, toBytes } from 'viem';
+import {
+  type ArtifactsFile,
+  artifactsPath,
+  type ContractEngine,
+  compileArtifacts,
+  contractTargets,
+  engineCall,
+  productionSources,
+  readContractSources,
+  type SourceMap,
+  startContractEngine,
+} from '../scripts/contract-engine.ts';
+
+const rebuild = 'run `npm run build:contracts -w services/settlement` and commit contracts/artifacts.json';
+
+interface SolidityTest {
+  contract: string;
+  source: string;
+  name: string;
+  status: 'passed' | 'failed' | 'skipped';
+  reason: string | null;
+  gas: { kind: string; gas?: number; runs?: number; mean_gas?: number };
+  logs: string[];
+  trace: string[] | null;
+  location: { file: string; line: number; function: string | null } | null;
+}
+
+interface TestAnswer {
+  compiled: boolean;
+  success: boolean;
+  summary: { suites: number; passed: number; failed: number; skipped: number };
+  tests: SolidityTest[];
+  diagnostics: { severity: string; formatted?: string; message: string }[];
+}
+
+/** Failing tests and compile errors, as a reader needs them to fix the contract. */
+function explain(answer: TestAnswer): string {
+  const errors = answer.diagnostics.filter((d) => d.severity === 'error').map((d) => d.formatted ?? d.message);
+  const failures = answer.tests
+    .filter((t) => t.status === 'failed')
+    .map((t) => {
+      const where = t.location ? ` at ${t.location.file}:${t.location.line}` : '';
+      return `${t.contract}.${t.name}: ${t.reason ?? '(no reason)'}${where}\n    ${(t.trace ?? []).slice(0, 30).join('\n    ')}`;
+    });
+  return [...errors, ...failures].join('\n\n');
+}
+
+/** Tests that must exist: a deleted or renamed one is noticed here, not silently dropped. */
+const requiredTests = [
+  'SettlementVaultTest.test_deposit_recordsEmitsAndGrowsReserve()',
+  'SettlementVaultTest.test_deposit_refusesFeeOnTransferToken()',
+  'SettlementVaultTest.test_anchor_batchOutOfOrderRefused()',
+  'SettlementVaultTest.test_anchor_depositsCoveredOutOfRangeRefused()',
+  'SettlementVaultTest.test_anchor_rootsOnlyMoveForward()',
+  'SettlementVaultTest.test_payout_twiceRefused()',
+  'SettlementVaultTest.test_payout_beforeBatchAnchoredRefused()',
+  'SettlementVaultTest.test_payout_byStrangerBeforeFreezeRefused()',
+  'SettlementVaultTest.test_payout_byAnyoneAfterFreezeAccepted()',
+  'SettlementVaultTest.test_freeze_tooEarlyRefused()',
+  'SettlementVaultTest.test_freeze_heartbeatRestartsTheClock()',
+  'SettlementVaultTest.test_frozen_refusesAnchorHeartbeatAndDeposit()',
+  'SettlementVaultTest.test_claim_manyLeafTree()',
+  'SettlementVaultTest.test_claim_secondClaimRefused()',
+  'SettlementVaultTest.test_claim_zeroPayoutAddressRefused()',
+  'SettlementVaultTest.test_refundDeposit_unanchoredRefundedOnce()',
+  'SettlementVaultTest.test_refundDeposit_anchoredRefused()',
+  'SettlementVaultTest.test_race_unanchoredWithdrawalNeverPaidAfterClaim()',
+  'SettlementVaultTest.test_race_anchoredWithdrawalThenClaimPaysExactlyOwed()',
+  'SettlementVaultTest.testFuzz_race_paysExactlyWhatWasOwed(uint64,uint64,bool,bool)',
+  'SettlementVaultTest.testFuzz_deposit(uint88,bytes32,address)',
+  'DevReserveTokenTest.test_mint_byOthersRefused()',
+];
+
+describe('settlement contracts', () => {
+  let engine: ContractEngine;
+  let sources: SourceMap;
+
+  before(async () => {
+    sources = readContractSources();
+    engine = await startContractEngine();
+  });
+  after(async () => engine?.stop());
+
+  test('every Solidity test passes', async () => {
+    const answer: TestAnswer = await engineCall(engine, '/v1/test', { sources });
+    assert.equal(answer.compiled, true, `the contracts do not compile:\n${explain(answer)}`);
+    assert.equal(answer.summary.failed, 0, `failing Solidity tests:\n${explain(answer)}`);
+    assert.equal(answer.success, true, explain(answer));
+    const names = new Set(answer.tests.map((t) => `${t.contract}.${t.name}`));
+    const missing = requiredTests.filter((name) => !names.has(name));
+    assert.deepEqual(missing, [], `tests that should exist: ${missing.join(', ')}`);
+    assert.ok(answer.summary.passed >= 70, `only ${answer.summary.passed} tests ran`);
+  });
+
+  test('contracts/artifacts.json is what build:contracts makes of the sources', async () => {
+    assert.ok(existsSync(artifactsPath), `contracts/artifacts.json is missing: ${rebuild}`);
+    const committed = JSON.parse(readFileSync(artifactsPath, 'utf8')) as ArtifactsFile;
+    const built = await compileArtifacts(engine, sources);
+    assert.equal(committed.sources_sha256, built.sources_sha256, `contracts/src changed since artifacts.json was built: ${rebuild}`);
+    assert.deepEqual(committed.compiler, built.compiler, `the compiler or its settings changed: ${rebuild}`);
+    assert.deepEqual(Object.keys(committed.contracts).sort(), [...contractTargets].sort(), `artifacts.json holds other contracts: ${rebuild}`);
+    for (const name of contractTargets) {
+      assert.equal(committed.contracts[name]?.bytecode, built.contracts[name]?.bytecode, `${name} bytecode is stale: ${rebuild}`);
+      assert.deepEqual(committed.contracts[name]?.abi, built.contracts[name]?.abi, `${name} ABI is stale: ${rebuild}`);
+    }
+  });
+
+  test("the service's hand-written ABIs (src/chain/vault-contracts.ts) are the compiled ones", async () => {
+    // Imported here, not at the top: this file's other checks should still run while that module is being changed.
+    const { vaultAbi, tokenAbi } = (await import('../src/chain/vault-contracts.ts')) as { vaultAbi: readonly AbiItem[]; tokenAbi: readonly AbiItem[] };
+    const committed = JSON.parse(readFileSync(artifactsPath, 'utf8')) as ArtifactsFile;
+    const compiledVault = (committed.contracts.SettlementVault?.abi ?? []) as AbiItem[];
+    const compiledToken = (committed.contracts.DevReserveToken?.abi ?? []) as AbiItem[];
+    // Errors OpenZeppelin's code can raise inside the vault. Listing them lets viem name such a revert; leaving them
+    // out only makes it an unknown selector, so either is accepted.
+    const inherited = new Set(['ReentrancyGuardReentrantCall', 'SafeERC20FailedOperation']);
+    const own = (abi: readonly AbiItem[]) =>
+      abi
+        .filter((item) => !(item.type === 'error' && inherited.has(item.name ?? '')))
+        .map(signature)
+        .sort();
+    assert.deepEqual(own(vaultAbi), own(compiledVault), 'vaultAbi must list exactly what SettlementVault compiles to');
+    // The token's ABI is the surface the service uses; the compiled one has more (Ownable, ERC-20 errors).
+    const tokenSignatures = new Set(compiledToken.map(signature));
+    assert.deepEqual(
+      tokenAbi.map(signature).filter((item) => !tokenSignatures.has(item)),
+      [],
+      'tokenAbi lists items DevReserveToken does not have',
+    );
+  });
+
+  test('trees and proofs made by @openzeppelin/merkle-tree pay out and claim in the vault', async () => {
+    const answer: TestAnswer = await engineCall(engine, '/v1/test', {
+      // Only the contracts and this suite: compiling the other test files again would only cost time.
+      sources: { ...productionSources(sources), 'test/StandardTreeInterop.t.sol': interopSuite() },
+    });
+    assert.equal(answer.summary.failed, 0, `the vault refused the package's proofs:\n${explain(answer)}`);
+    assert.equal(answer.summary.passed, 1, explain(answer));
+  });
+});
+
+interface AbiParameter {
+  type: string;
+  name?: string;
+  indexed?: boolean;
+  components?: readonly AbiParameter[];
+}
+
+interface AbiItem {
+  type: string;
+  name?: string;
+  inputs?: readonly AbiParameter[];
+  outputs?: readonly AbiParameter[];
+  stateMutability?: string;
+  anonymous?: boolean;
+}
+
+/**
+ * One ABI item as comparable text: kind, name, parameter types, indexed flags, whether a function writes, and the
+ * parameter names of events (viem decodes an event's arguments into an object by name; a function's parameter names
+ * change no byte of a call). `pure` and `view` are the same to a caller.
+ */
+function signature(item: AbiItem): string {
+  const named = item.type === 'event';
+  const parameter = (p: AbiParameter): string =>
+    `${p.components ? `(${p.components.map(parameter).join(',')})${p.type.slice('tuple'.length)}` : p.type}${p.indexed ? ' indexed' : ''} ${named ? (p.name ?? '') : ''}`.trim();
+  const mutability = item.stateMutability === 'pure' ? 'view' : item.stateMutability === 'nonpayable' ? '' : (item.stateMutability ?? '');
+  const outputs = item.type === 'function' ? ` returns (${(item.outputs ?? []).map(parameter).join(', ')})` : '';
+  return `${item.type} ${item.name ?? ''}(${(item.inputs ?? []).map(parameter).join(', ')}) ${mutability}${outputs}`.replace(/\s+/g, ' ');
+}
+
+/**
+ * A Solidity test generated from trees that `@openzeppelin/merkle-tree` builds with the leaf types the service
+ * uses: the vault must accept every proof the package gives (the package lays its tree out differently from the
+ * Solidity tests' builder, so this is the check that the two agree on more than hashing).
+ */
+function interopSuite(): string {
+  const types = ['bytes32', 'bytes32', 'address', 'uint256'];
+  const balanceTag = keccak256(toBytes('platform.settlement.balance.v2'));
+  const withdrawalTag = keccak256(toBytes('platform.settlement.withdrawal.v1'));
+  const payee = (i: number) => getAddress(`0x${(0xbeef0000 + i).toString(16).padStart(40, '0')}`);
+  const balances = Array.from({ length: 5 }, (_, i) => [
+    balanceTag,
+    keccak256(toBytes(`did:platform:agent${i}:0123456789abcd0${i}`)),
+    payee(i),
+    `${1_000_000 * (i + 1)}`,
+  ]);
+  const withdrawals = Array.from({ length: 3 }, (_, i) => [withdrawalTag, keccak256(toBytes(`withdrawal-${i}`)), payee(10 + i), `${250_000 * (i + 1)}`]);
+  const balanceTree = StandardMerkleTree.of(balances, types);
+  const withdrawalTree = StandardMerkleTree.of(withdrawals, types);
+  const total = [...balances, ...withdrawals].reduce((sum, leaf) => sum + BigInt(leaf[3] as string), 0n);
+  // Each call in a block of its own, with its proof copied into a dynamic array from 32-byte hex literals.
+  const call = (statement: string, hashes: string[]) =>
+    [
+      '        {',
+      `            bytes32[] memory proof = new bytes32[](${hashes.length});`,
+      ...hashes.map((hash, i) => `            proof[${i}] = ${hash};`),
+      `            ${statement}`,
+      '        }',
+    ].join('\n');
+  const payouts = withdrawals.map(([, id, to, amount], i) => call(`vault.payout(${id}, ${to}, ${amount}, 1, proof);`, withdrawalTree.getProof(i)));
+  const claims = balances.map(([, account, to, amount], i) => call(`vault.claim(${account}, ${to}, ${amount}, proof);`, balanceTree.getProof(i)));
+  const received = [...balances, ...withdrawals].map(([, , to, amount]) => `        assertEq(token.balanceOf(${to}), ${amount});`);
+  return `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {Test} from "forge-std/Test.sol";
+import {DevReserveToken} from "../src/DevReserveToken.sol";
+import {SettlementVault} from "../src/SettlementVault.sol";
+
+contract StandardTreeInteropTest is Test {
+    function test_standardMerkleTreeProofs() public {
+        address sequencer = makeAddr("sequencer");
+        DevReserveToken token = new DevReserveToken(address(this));
+        SettlementVault vault = new SettlementVault(token, sequencer, 1 days);
+        assertEq(vault.BALANCE_TAG(), ${balanceTag});
+        assertEq(vault.WITHDRAWAL_TAG(), ${withdrawalTag});
+        token.mint(address(this), ${total});
+        token.approve(address(vault), ${total});
+        vault.deposit(${total}, bytes32(0));
+        vm.prank(sequencer);
+        vault.anchor(1, ${balanceTree.root}, keccak256("log"), 1, ${withdrawalTree.root}, 1);
+        vm.startPrank(sequencer);
+${payouts.join('\n')}
+        vm.stopPrank();
+        vm.warp(block.timestamp + 1 days);
+        vault.freeze();
+${claims.join('\n')}
+${received.join('\n')}
+        assertEq(vault.reserve(), 0);
+    }
+}
+`;
+}
