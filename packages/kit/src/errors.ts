@@ -11,13 +11,21 @@ export const errorCatalogue = {
   not_found: { status: 404, retryable: false, meaning: 'Unknown route, or a resource unknown or not owned by the caller' },
   conflict: { status: 409, retryable: false, meaning: 'Idempotency key reused with different parameters, or a state clash' },
   busy: { status: 409, retryable: true, meaning: 'A single-flight resource is in use (the daemon walks one intent at a time); retry when it is free' },
+  payment_required: { status: 402, retryable: false, meaning: 'The call must be paid: the answer carries the terms (the marketplace)' },
   account_deleted: { status: 410, retryable: false, meaning: 'The account was deleted (the router, for a deleted user)' },
+  quote_expired: { status: 410, retryable: false, meaning: 'The quote is past its expires_at (the marketplace); ask for a new one' },
   payload_too_large: { status: 413, retryable: false, meaning: 'Request body over the service limit' },
   unsupported_media_type: { status: 415, retryable: false, meaning: 'Request body is not JSON' },
   rate_limited: { status: 429, retryable: true, meaning: 'Too many requests; retry later' },
   account_suspended: { status: 451, retryable: false, meaning: 'The account is suspended (the router, for a suspended user)' },
   internal: { status: 500, retryable: true, meaning: 'Database error or unexpected failure' },
+  not_implemented: { status: 501, retryable: false, meaning: 'A route the spec names whose feature is not built yet (the marketplace’s hosted mode)' },
   unavailable: { status: 503, retryable: true, meaning: 'A dependency (the database, the sequencer) is unavailable' },
+  payment_unavailable: {
+    status: 503,
+    retryable: true,
+    meaning: 'The payment rail (settlement) cannot be reached or refused to move funds for a reason of its own',
+  },
 } as const satisfies Record<string, { status: number; retryable: boolean; meaning: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -15,7 +15,14 @@ export function createLogger(options: { level: LogLevel; service: string; pretty
     level: options.level,
     base: { service: options.service },
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-scheduler-agent"]', 'req.headers["x-ledger-agent"]', 'req.headers["x-platform-user-api-key"]'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-scheduler-agent"]',
+        'req.headers["x-ledger-agent"]',
+        'req.headers["x-platform-user-api-key"]',
+        'req.headers["x-ledger-payment"]',
+        'req.headers["x-developer-token"]',
+      ],
       remove: true,
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),

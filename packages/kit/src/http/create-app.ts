@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { ServiceError } from '../errors.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -9,6 +10,8 @@ export interface CreateAppOptions {
   bodyLimit: number;
   /** Believe X-Forwarded-For (request.ip) from a reverse proxy; off by default so clients cannot pick their address. */
   trustProxy?: boolean;
+  /** The failure body for a service whose spec names another envelope (the marketplace); the kit's `failure` by default. */
+  renderFailure?: (error: ServiceError) => unknown;
 }
 
 /**
@@ -38,7 +41,7 @@ export function createServiceApp(options: CreateAppOptions) {
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
   });
-  installErrorHandling(app);
+  installErrorHandling(app, options.renderFailure);
   return app;
 }
 

@@ -28,20 +28,20 @@ export function toServiceError(error: unknown): ServiceError {
 }
 
 /** Installs the envelope error handler and the unknown-route handler. Stack traces and SQL text go to the log only. */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, render: (error: ServiceError) => unknown = failure): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const serviceError = toServiceError(error);
     // A deliberate 503 (a standby refusing writes) is expected traffic, and a flood of 429s is one line each:
     // neither deserves an error with a stack. Only unexpected failures do.
     if (serviceError.code === 'unavailable' && error instanceof ServiceError)
       request.log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
-    else if (serviceError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else if (serviceError.status >= 500 && serviceError.code !== 'not_implemented') request.log.error({ err: error }, 'request failed');
     else if (serviceError.code === 'rate_limited') request.log.debug({ code: serviceError.code }, 'request rate-limited');
     else request.log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');
-    return reply.status(serviceError.status).send(failure(serviceError));
+    return reply.status(serviceError.status).send(render(serviceError));
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new ServiceError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
-    return reply.status(404).send(failure(error));
+    return reply.status(404).send(render(error));
   });
 }

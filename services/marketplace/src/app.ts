@@ -1,0 +1,29 @@
+import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { createServiceApp } from '@platform/kit/http/create-app';
+import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
+import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { requireCaller } from './http/caller-auth.ts';
+import { renderFailure } from './http/errors.ts';
+import { limits } from './limits.ts';
+import { registerRoutes } from './routes/index.ts';
+import type { RouteDeps } from './routes/route-deps.ts';
+
+export const serviceName = 'marketplace';
+export const serviceVersion = '0.1.0';
+
+/** The routes callers reach with their caller token (the bearer identifies; signatures authorise spend). */
+export const callerRoutePrefixes = ['/v1/quote/', '/v1/invoke/', '/v1/invocations/', '/v1/receipts/', '/v1/channels', '/v1/vouchers/', '/v1/streams'];
+
+export interface AppDeps extends RouteDeps {
+  ping: () => Promise<boolean>;
+}
+
+/** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
+export function buildApp(deps: AppDeps) {
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.config.trustProxy, renderFailure });
+  requireCaller(app, { tokenKey: deps.tokenKey, clock: deps.clock, prefixes: callerRoutePrefixes });
+  registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey: deps.tokenKey, clock: deps.clock });
+  registerRoutes(app, deps);
+  return app;
+}

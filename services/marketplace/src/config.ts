@@ -1,0 +1,82 @@
+import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+
+export interface MarketplaceConfig extends BaseConfig {
+  readonly dev: boolean;
+  /** Secret of caller principal tokens (the DID handshake) and developer tokens; empty: the development secret. */
+  readonly agentAuthSecret: string;
+  /** 64 hex secp256k1 key: signs EIP-712 quotes and receipts and sends registry transactions; empty: generated into DATA_DIR. */
+  readonly signingKeyHex: string;
+  /** 64 hex ed25519 seed of the marketplace's own DID at settlement (the escrow payee) and of voucher co-signatures. */
+  readonly agentKeyHex: string;
+  readonly settlementUrl: string;
+  /** Settlement's optional LEDGER_TOKEN fleet gate. */
+  readonly ledgerToken: string;
+  /** The chain the service registry lives on; empty: listings are published without a registration. */
+  readonly rpcUrl: string;
+  readonly registryAddress: string | null;
+  /** The domain SIWE messages must name (EIP-4361), e.g. `market.example.com`. */
+  readonly siweDomain: string;
+  readonly quoteTtlSeconds: number;
+  /** How long the terms of a 402 challenge stay valid. */
+  readonly paymentTtlSeconds: number;
+  /** The longest any provider call may take (a manifest's timeouts are capped by it). */
+  readonly providerTimeoutMs: number;
+  /** Provider endpoints on loopback or private addresses (development only). */
+  readonly allowPrivateEndpoints: boolean;
+  readonly trustProxy: boolean;
+}
+
+/** Used when MARKETPLACE_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
+export const developmentSecret = 'platform-marketplace-development-secret-not-for-production';
+
+const hex64 = /^[0-9a-fA-F]{64}$/;
+const evmAddress = /^0x[0-9a-fA-F]{40}$/;
+
+function key(env: Env, name: string): string {
+  const raw = read.string(env, name, '').replace(/^0x/, '');
+  if (raw !== '' && !hex64.test(raw)) throw new ConfigError(`${name} must be 64 hex characters`);
+  return raw.toLowerCase();
+}
+
+/**
+ * The marketplace's settings, parsed once. With NODE_ENV=production the auth secret and both keys are required
+ * unless MARKETPLACE_DEV=true.
+ */
+export function loadConfig(env: Env): MarketplaceConfig {
+  const base = readBaseConfig(env, { service: 'marketplace', defaultPort: 9098 });
+  const dev = read.boolean(env, 'MARKETPLACE_DEV', false);
+  const production = read.string(env, 'NODE_ENV', '') === 'production';
+  const agentAuthSecret = read.string(env, 'MARKETPLACE_AGENT_AUTH_SECRET', '');
+  const signingKeyHex = key(env, 'MARKETPLACE_SIGNING_KEY');
+  const agentKeyHex = key(env, 'MARKETPLACE_AGENT_KEY');
+  if (production && !dev) {
+    for (const [name, value] of [
+      ['MARKETPLACE_AGENT_AUTH_SECRET', agentAuthSecret],
+      ['MARKETPLACE_SIGNING_KEY', signingKeyHex],
+      ['MARKETPLACE_AGENT_KEY', agentKeyHex],
+    ] as const)
+      if (value === '') throw new ConfigError(`${name} is required in production (or set MARKETPLACE_DEV=true)`);
+  }
+  const registryAddress = read.string(env, 'MARKETPLACE_REGISTRY_ADDRESS', '');
+  if (registryAddress !== '' && !evmAddress.test(registryAddress))
+    throw new ConfigError('MARKETPLACE_REGISTRY_ADDRESS must be a 0x-prefixed 20-byte hex address');
+  const rpcUrl = read.string(env, 'MARKETPLACE_RPC_URL', '');
+  if (rpcUrl !== '' && !/^https?:\/\//.test(rpcUrl)) throw new ConfigError(`MARKETPLACE_RPC_URL must be an http(s) URL, got "${rpcUrl}"`);
+  return Object.freeze({
+    ...base,
+    dev,
+    agentAuthSecret,
+    signingKeyHex,
+    agentKeyHex,
+    settlementUrl: read.url(env, 'MARKETPLACE_SETTLEMENT_URL', 'http://127.0.0.1:9097', ['http:', 'https:']),
+    ledgerToken: read.string(env, 'MARKETPLACE_LEDGER_TOKEN', ''),
+    rpcUrl,
+    registryAddress: registryAddress === '' ? null : registryAddress,
+    siweDomain: read.string(env, 'MARKETPLACE_SIWE_DOMAIN', `localhost:${base.port}`),
+    quoteTtlSeconds: read.integer(env, 'MARKETPLACE_QUOTE_TTL_SECONDS', 300, { min: 5, max: 86_400 }),
+    paymentTtlSeconds: read.integer(env, 'MARKETPLACE_PAYMENT_TTL_SECONDS', 300, { min: 5, max: 3_600 }),
+    providerTimeoutMs: read.integer(env, 'MARKETPLACE_PROVIDER_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+    allowPrivateEndpoints: read.boolean(env, 'MARKETPLACE_ALLOW_PRIVATE_ENDPOINTS', dev),
+    trustProxy: read.boolean(env, 'MARKETPLACE_TRUST_PROXY', false),
+  });
+}

@@ -1,0 +1,121 @@
+import type { NonceSchema } from '@platform/kit/auth/nonce-store';
+import type { Manifest } from '../listings/manifest-types.ts';
+
+/** A developer: a wallet that signed in (EIP-4361) or signed a request. */
+export interface DeveloperTable {
+  /** EIP-55 checksummed. */
+  address: string;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+/** Single-use Sign-In with Ethereum nonces. */
+export interface DeveloperNonceTable {
+  nonce: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** Nonces of `Authorization: Wallet` requests, kept until their replay window has passed. */
+export interface WalletRequestNonceTable {
+  address: string;
+  nonce: string;
+  expires_at: Date;
+}
+
+export type ListingStatus = 'draft' | 'active' | 'paused' | 'delisted';
+export type RegistryStatus = 'none' | 'pending' | 'registered' | 'failed';
+
+export interface ListingTable {
+  id: string;
+  slug: string;
+  /** The developer's address (EIP-55): the only one who may change it. */
+  owner_address: string;
+  /** Where earnings are paid (a platform DID at settlement); null until the owner names one. */
+  payout_did: string | null;
+  display_name: string;
+  summary: string;
+  kind: string;
+  status: ListingStatus;
+  manifest: Manifest;
+  /** keccak256 of the manifest's canonical JSON (RFC 8785), 0x hex: what the registry records. */
+  manifest_hash: string;
+  /** Bumped whenever pricing changes; quotes name it. */
+  pricing_version: number;
+  /** Name, summary, tags, operation names and descriptions: the text the catalog searches (a tsvector column follows it). */
+  search_document: string;
+  registry_status: RegistryStatus;
+  registry_tx_hash: string | null;
+  registry_block: bigint | null;
+  /** The manifest hash the chain holds (it may trail `manifest_hash` until the next publish). */
+  registry_manifest_hash: string | null;
+  created_at: Date;
+  updated_at: Date;
+  published_at: Date | null;
+}
+
+/** Measured from real invocations (never from the manifest): what quality and uptime are computed from. */
+export interface ListingStatsTable {
+  listing_id: string;
+  calls: bigint;
+  successes: bigint;
+  /** Failures the provider caused (errors, timeouts, bad answers); a caller's mistake is not counted. */
+  failures: bigint;
+  latency_ms_total: bigint;
+  revenue_micros: bigint;
+  last_call_at: Date | null;
+}
+
+export type InvocationStatus = 'pending' | 'succeeded' | 'failed';
+export type PaymentRail = 'hold' | 'voucher' | 'stream';
+
+export interface InvocationTable {
+  id: string;
+  listing_id: string;
+  operation: string;
+  caller_did: string;
+  /** '' for none; unique per caller otherwise. */
+  idempotency_key: string;
+  /** SHA-256 of what the caller asked (operation, args, quote): the same key with another request is refused. */
+  request_hash: string;
+  rail: PaymentRail;
+  quote_id: string | null;
+  status: InvocationStatus;
+  cap_micros: bigint;
+  cost_micros: bigint;
+  units: bigint;
+  /** The settlement hold (hold rail) or channel (voucher rail) that paid it. */
+  hold_id: string | null;
+  channel_id: string | null;
+  capture_seq: bigint | null;
+  /** keccak256 of the canonical request and response, 0x hex, as the receipt binds them. */
+  request_digest: string;
+  response_digest: string | null;
+  /** What the caller got, kept so a replay of the same key returns it. */
+  response: unknown;
+  error: unknown;
+  latency_ms: number | null;
+  started_at: Date;
+  finished_at: Date | null;
+  receipt: unknown;
+}
+
+/** Answers of write routes by `Idempotency-Key`, per scope (the caller or developer, and the route). */
+export interface IdempotencyTable {
+  scope: string;
+  key: string;
+  request_hash: string;
+  status: 'pending' | 'done';
+  response: unknown;
+  created_at: Date;
+}
+
+export interface MarketplaceSchema extends NonceSchema {
+  idempotency: IdempotencyTable;
+  developers: DeveloperTable;
+  developer_nonces: DeveloperNonceTable;
+  wallet_request_nonces: WalletRequestNonceTable;
+  listings: ListingTable;
+  listing_stats: ListingStatsTable;
+  invocations: InvocationTable;
+}

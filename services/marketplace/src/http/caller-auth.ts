@@ -1,0 +1,48 @@
+import { canonicalDid, parseDid } from '@platform/kit/auth/did';
+import { type PrincipalClaims, verifyPrincipalToken } from '@platform/kit/auth/principal-token';
+import { type Clock, unixSeconds } from '@platform/kit/clock';
+import { ServiceError } from '@platform/kit/errors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: PrincipalClaims | null;
+  }
+}
+
+/**
+ * Callers identify with `Authorization: Bearer <CALLER_TOKEN>` (the principal token of the DID handshake,
+ * signed text `platform-marketplace-auth:<did>:<nonce>`) and `X-Caller-DID`, which must name the token's DID.
+ * The bearer only identifies: spending is authorised by the caller's own signature (`X-Ledger-Payment`, vouchers).
+ * Runs on request, before the body is read, on the given route prefixes.
+ */
+export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer; clock: Clock; prefixes: readonly string[] }): void {
+  app.decorateRequest('caller', null);
+  app.addHook('onRequest', async (request) => {
+    const url = request.routeOptions.url ?? '';
+    if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;
+    request.caller = verifyCaller(request, options);
+  });
+}
+
+/** The caller of a request, checked now (for routes that also accept a developer). */
+export function verifyCaller(request: FastifyRequest, options: { tokenKey: Buffer; clock: Clock }): PrincipalClaims {
+  const header = request.headers.authorization;
+  const token = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : '';
+  if (token === '') throw new ServiceError('unauthorized', 'missing caller token (Authorization: Bearer <token from /v1/agent/auth/verify>)');
+  const check = verifyPrincipalToken(options.tokenKey, token, unixSeconds(options.clock.now()));
+  if (!check.ok) throw new ServiceError('unauthorized', `invalid caller token: ${check.reason}`);
+  const named = request.headers['x-caller-did'];
+  const parsed = typeof named === 'string' ? parseDid(named.trim()) : undefined;
+  if (!parsed) throw new ServiceError('unauthorized', 'missing or malformed X-Caller-DID header');
+  const tokenDid = parseDid(check.claims.did);
+  if (!tokenDid || canonicalDid(parsed) !== canonicalDid(tokenDid))
+    throw new ServiceError('unauthorized', 'X-Caller-DID does not name the DID the caller token was issued to');
+  return { ...check.claims, did: canonicalDid(tokenDid) };
+}
+
+/** The verified caller of a request behind `requireCaller`; a programming error if absent. */
+export function callerOf(request: FastifyRequest): PrincipalClaims {
+  if (!request.caller) throw new Error('route is not behind requireCaller');
+  return request.caller;
+}

@@ -1,0 +1,51 @@
+import { type ErrorCode, ServiceError } from '@platform/kit/errors';
+
+/**
+ * The marketplace's error envelope is its spec's: `{error: <code>, message, detail}`, with eleven codes. Kit codes
+ * the spec names otherwise are renamed here; the HTTP status stays the kit's (a 413 is still a 413). `detail`
+ * carries the error's extra members and `retryable`; `ok: false` is there too, as in every platform service.
+ */
+const specCode: Partial<Record<ErrorCode, MarketplaceErrorCode>> = {
+  internal: 'internal_error',
+  unavailable: 'service_unavailable',
+  not_implemented: 'service_unavailable',
+  busy: 'conflict',
+  payload_too_large: 'invalid_request',
+  unsupported_media_type: 'invalid_request',
+};
+
+export const marketplaceErrorCodes = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'payment_required',
+  'payment_unavailable',
+  'quote_expired',
+  'service_unavailable',
+  'rate_limited',
+  'internal_error',
+] as const;
+export type MarketplaceErrorCode = (typeof marketplaceErrorCodes)[number];
+
+export interface MarketplaceFailure {
+  ok: false;
+  error: MarketplaceErrorCode;
+  message: string;
+  detail: Record<string, unknown>;
+}
+
+export function renderFailure(error: ServiceError): MarketplaceFailure {
+  return {
+    ok: false,
+    error: specCode[error.code] ?? (error.code as MarketplaceErrorCode),
+    message: error.message,
+    detail: { ...error.details, retryable: error.retryable },
+  };
+}
+
+/** A conflict with a machine-readable reason in `detail.reason`. */
+export function conflict(message: string, reason: string, detail: Record<string, unknown> = {}): ServiceError {
+  return new ServiceError('conflict', message, { details: { reason, ...detail } });
+}

@@ -1,0 +1,4 @@
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import type { RouteDeps } from './route-deps.ts';
+
+export function registerDashboardRoutes(_app: ServiceApp, _deps: RouteDeps): void {}

@@ -1,0 +1,34 @@
+import { ServiceError } from '@platform/kit/errors';
+import type { ServiceApp } from '@platform/kit/http/create-app';
+
+/** Hosted mode (the marketplace building and running a developer's code) is a later issue; its routes say so. */
+const hosted: Array<['GET' | 'POST', string]> = [
+  ['POST', '/v1/services/:id/artifacts'],
+  ['POST', '/v1/services/:id/deploy'],
+  ['POST', '/v1/services/:id/redeploy'],
+  ['GET', '/v1/services/:id/deployments'],
+  ['GET', '/v1/services/:id/deployments/:deployment_id'],
+  ['GET', '/v1/services/:id/logs'],
+];
+
+export function registerHostedRoutes(app: ServiceApp): void {
+  app.register(async (scope) => {
+    // Any body (a multipart upload included) is drained unread: the answer is the same whatever was sent.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => {
+      payload.resume();
+      payload.once('end', () => done(null, undefined));
+    });
+    for (const [method, url] of hosted)
+      scope.route({
+        method,
+        url,
+        handler: async () => {
+          throw new ServiceError(
+            'not_implemented',
+            'hosted mode (artifacts, deploy, redeploy, deployments, logs) is not available on this marketplace yet; list a service you run yourself (its manifest names the endpoint)',
+          );
+        },
+      });
+  });
+}

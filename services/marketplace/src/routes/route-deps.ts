@@ -1,0 +1,22 @@
+import type { Clock } from '@platform/kit/clock';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { MarketplaceConfig } from '../config.ts';
+import type { MarketplaceSchema } from '../db/schema.ts';
+import type { DeveloperAuth } from '../developers/developer-auth.ts';
+import type { MarketplaceIdentity } from '../identity.ts';
+
+/**
+ * What every route group is given; in a file of its own so route files need not import the route list.
+ * Groups that need more (the registry's chain client, the payment desk) take it in their own deps, built in compose.ts.
+ */
+export interface RouteDeps {
+  db: Kysely<MarketplaceSchema>;
+  clock: Clock;
+  logger: Logger;
+  config: MarketplaceConfig;
+  identity: MarketplaceIdentity;
+  /** Caller principal tokens (the DID handshake). */
+  tokenKey: Buffer;
+  developers: DeveloperAuth;
+}
