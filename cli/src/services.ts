@@ -12,6 +12,8 @@ export const services: readonly ServiceEntry[] = [
   // Before settlement: it brings up the local chain settlement's vault lives on.
   { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
   { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
+  // After settlement (every paid call holds and captures there) and the local chain (its service registry).
+  { name: 'marketplace', load: () => import('../../services/marketplace/src/main.ts') },
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
   { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
   // After the services it calls: `up` hands it their addresses.

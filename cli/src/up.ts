@@ -73,6 +73,14 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     own.SETTLEMENT_RPC_URL = localRpcUrl;
     if (env.SETTLEMENT_DEV === undefined && env.NODE_ENV !== 'production') own.SETTLEMENT_DEV = 'true';
   }
+  // The marketplace pays through the settlement started here and registers listings on the same local chain.
+  if (name === 'marketplace') {
+    const settlement = started.find((service) => service.name === 'settlement');
+    if (settlement !== undefined && !env.MARKETPLACE_SETTLEMENT_URL) own.MARKETPLACE_SETTLEMENT_URL = settlement.url;
+    if (env.LEDGER_TOKEN && !env.MARKETPLACE_LEDGER_TOKEN) own.MARKETPLACE_LEDGER_TOKEN = env.LEDGER_TOKEN;
+    if (localRpcUrl !== undefined && !env.MARKETPLACE_RPC_URL) own.MARKETPLACE_RPC_URL = localRpcUrl;
+    if (env.MARKETPLACE_DEV === undefined && env.NODE_ENV !== 'production') own.MARKETPLACE_DEV = 'true';
+  }
   // The daemon started here, and the daemons the router starts per user, reach the same services.
   if (name === 'daemon' || name === 'router')
     for (const service of started) {

@@ -81,7 +81,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
     await within(waitForLine(child, /^router\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
-    for (const name of ['scheduler', 'settlement', 'gateway', 'contracts', 'memory']) {
+    for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory']) {
       const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
       const [, url, data] = row.split(/\s{2,}/);
       assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -98,6 +98,10 @@ test('platform up starts every service, prints the table, each answers /healthz,
     assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
     const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
     assert.equal(remembered.vault, info.data.vault_address);
+    // The marketplace deployed its service registry on the same chain (development).
+    const [, marketplaceUrl] = (stdout.find((line) => line.startsWith('marketplace ')) ?? '').split(/\s{2,}/);
+    const registry = (await (await fetch(`${marketplaceUrl}/v1/registry`)).json()) as { data: { enabled: boolean } };
+    assert.equal(registry.data.enabled, true);
     // The daemon keeps files, not a database, and is wired to the services started before it.
     const [, daemonUrl, daemonData] = (stdout.find((line) => line.startsWith('daemon ')) ?? '').split(/\s{2,}/);
     assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
@@ -157,6 +161,24 @@ test('under platform up settlement keeps its vault on the contract engine’s lo
   assert.equal(serviceEnv({ NODE_ENV: 'production' }, 'settlement', started).SETTLEMENT_DEV, undefined, 'never development in production');
   assert.equal(serviceEnv({ SETTLEMENT_RPC_URL: 'http://node.internal:8545' }, 'settlement', started).SETTLEMENT_RPC_URL, 'http://node.internal:8545');
   assert.equal(serviceEnv({}, 'settlement', [{ name: 'contracts', url: 'http://127.0.0.1:9095' }]).SETTLEMENT_RPC_URL, undefined, 'no chain, no wiring');
+});
+
+test('under platform up the marketplace pays through the settlement and registers on the chain started before it', async () => {
+  const { serviceEnv } = await import('../src/up.ts');
+  const started = [
+    { name: 'contracts', url: 'http://127.0.0.1:9095', links: { localRpcUrl: 'http://127.0.0.1:8545' } },
+    { name: 'settlement', url: 'http://127.0.0.1:9097' },
+  ];
+  const env = serviceEnv({ LEDGER_TOKEN: 'fleet' }, 'marketplace', started);
+  assert.deepEqual(
+    [env.MARKETPLACE_SETTLEMENT_URL, env.MARKETPLACE_RPC_URL, env.MARKETPLACE_LEDGER_TOKEN, env.MARKETPLACE_DEV],
+    ['http://127.0.0.1:9097', 'http://127.0.0.1:8545', 'fleet', 'true'],
+  );
+  assert.equal(serviceEnv({ NODE_ENV: 'production' }, 'marketplace', started).MARKETPLACE_DEV, undefined);
+  assert.equal(
+    serviceEnv({ MARKETPLACE_SETTLEMENT_URL: 'https://ledger.example' }, 'marketplace', started).MARKETPLACE_SETTLEMENT_URL,
+    'https://ledger.example',
+  );
 });
 
 test('under platform up each service gets its own port and folder from <SERVICE>_PORT, <SERVICE>_DATA_DIR and DATA_DIR', async () => {

@@ -1,3 +1,4 @@
+import { type BucketRate, parseBucketRate } from './http/rate-limit.ts';
 import { type LogLevel, logLevels } from './logger.ts';
 
 /** A bad or missing setting; `main` prints its message as one line and exits. */
@@ -61,6 +62,14 @@ export const read = {
     }
     if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
     return raw;
+  },
+  /** A token-bucket rate written `<per second>/<burst>`, e.g. `100/200`. */
+  bucketRate(env: Env, name: string, fallback: BucketRate): BucketRate {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const rate = parseBucketRate(raw);
+    if (!rate) throw new ConfigError(`${name} must be <per second>/<burst> such as 100/200, got "${raw}"`);
+    return rate;
   },
 };
 

@@ -40,3 +40,10 @@ export function monotonicUuidv7(now: number = Date.now()): string {
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+const lowercaseUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether text is a UUID as we write them (lowercase): check before a uuid column sees it, or PostgreSQL fails the query. */
+export function isUuid(text: unknown): text is string {
+  return typeof text === 'string' && lowercaseUuid.test(text);
+}

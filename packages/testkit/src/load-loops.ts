@@ -30,10 +30,18 @@ function count(into: LoopTally, outcome: Outcome, latency: number): void {
  * window are drained but not counted; after an error a caller pauses 1 ms, so a refusing service (answering in
  * microseconds) does not turn the run into an error spin.
  */
-export async function closedLoop(concurrency: number, durationMs: number, send: () => Promise<Outcome>): Promise<LoopTally> {
+export function closedLoop(concurrency: number, durationMs: number, send: () => Promise<Outcome>): Promise<LoopTally> {
+  return closedLoopEach(
+    Array.from({ length: concurrency }, () => send),
+    durationMs,
+  );
+}
+
+/** A closed loop whose callers each send their own way (calls that must stay in order per caller: vouchers, sequences). */
+export async function closedLoopEach(sends: ReadonlyArray<() => Promise<Outcome>>, durationMs: number): Promise<LoopTally> {
   const result = tally();
   const end = performance.now() + durationMs;
-  const lane = async (): Promise<void> => {
+  const lane = async (send: () => Promise<Outcome>): Promise<void> => {
     while (performance.now() < end) {
       const sent = performance.now();
       const outcome = await send();
@@ -43,7 +51,7 @@ export async function closedLoop(concurrency: number, durationMs: number, send: 
       if (!outcome.ok) await sleep(1);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  await Promise.all(sends.map(lane));
   result.seconds = durationMs / 1000;
   return result;
 }

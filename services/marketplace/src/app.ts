@@ -2,6 +2,7 @@ import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { rateLimit } from '@platform/kit/http/rate-limit';
 import { requireCaller } from './http/caller-auth.ts';
 import { renderFailure } from './http/errors.ts';
 import { limits } from './limits.ts';
@@ -14,6 +15,8 @@ export const serviceVersion = '0.1.0';
 /** The routes callers reach with their caller token (the bearer identifies; signatures authorise spend). */
 export const callerRoutePrefixes = ['/v1/quote/', '/v1/invoke/', '/v1/invocations/', '/v1/receipts/', '/v1/channels', '/v1/vouchers/', '/v1/streams'];
 
+const authRoutes = new Set(['/v1/developers/nonce', '/v1/developers/auth', '/v1/agent/auth/challenge', '/v1/agent/auth/verify']);
+
 export interface AppDeps extends RouteDeps {
   ping: () => Promise<boolean>;
 }
@@ -21,6 +24,12 @@ export interface AppDeps extends RouteDeps {
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.config.trustProxy, renderFailure });
+  // First: the public routes that write a nonce row per call are limited per address before anything else runs.
+  rateLimit(app, {
+    classes: { auth: deps.config.authRate },
+    classify: (request) => (authRoutes.has(request.routeOptions.url ?? '') ? 'auth' : undefined),
+    clock: deps.clock,
+  });
   requireCaller(app, { tokenKey: deps.tokenKey, clock: deps.clock, prefixes: callerRoutePrefixes });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey: deps.tokenKey, clock: deps.clock });

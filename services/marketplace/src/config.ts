@@ -1,4 +1,5 @@
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import type { BucketRate } from '@platform/kit/http/rate-limit';
 
 export interface MarketplaceConfig extends BaseConfig {
   readonly dev: boolean;
@@ -16,6 +17,8 @@ export interface MarketplaceConfig extends BaseConfig {
   readonly registryAddress: string | null;
   /** The domain SIWE messages must name (EIP-4361), e.g. `market.example.com`. */
   readonly siweDomain: string;
+  /** The chain id in the EIP-712 domain of quotes and receipts (125, the platform's chain, by default). */
+  readonly eip712ChainId: number;
   readonly quoteTtlSeconds: number;
   /** How long the terms of a 402 challenge stay valid. */
   readonly paymentTtlSeconds: number;
@@ -23,6 +26,10 @@ export interface MarketplaceConfig extends BaseConfig {
   readonly providerTimeoutMs: number;
   /** Provider endpoints on loopback or private addresses (development only). */
   readonly allowPrivateEndpoints: boolean;
+  /** Per client address, the sign-in and handshake routes (each writes a nonce row): `<per second>/<burst>`. */
+  readonly authRate: BucketRate;
+  /** How often the sweep settles what an interruption left open (holds, tabs, payouts). */
+  readonly sweepSeconds: number;
   readonly trustProxy: boolean;
 }
 
@@ -73,10 +80,13 @@ export function loadConfig(env: Env): MarketplaceConfig {
     rpcUrl,
     registryAddress: registryAddress === '' ? null : registryAddress,
     siweDomain: read.string(env, 'MARKETPLACE_SIWE_DOMAIN', `localhost:${base.port}`),
+    eip712ChainId: read.integer(env, 'MARKETPLACE_EIP712_CHAIN_ID', 125, { min: 1, max: 2 ** 31 - 1 }),
     quoteTtlSeconds: read.integer(env, 'MARKETPLACE_QUOTE_TTL_SECONDS', 300, { min: 5, max: 86_400 }),
     paymentTtlSeconds: read.integer(env, 'MARKETPLACE_PAYMENT_TTL_SECONDS', 300, { min: 5, max: 3_600 }),
     providerTimeoutMs: read.integer(env, 'MARKETPLACE_PROVIDER_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
     allowPrivateEndpoints: read.boolean(env, 'MARKETPLACE_ALLOW_PRIVATE_ENDPOINTS', dev),
+    authRate: read.bucketRate(env, 'MARKETPLACE_RATE_AUTH', { perSecond: 10, burst: 20 }),
+    sweepSeconds: read.integer(env, 'MARKETPLACE_SWEEP_SECONDS', 30, { min: 1, max: 3_600 }),
     trustProxy: read.boolean(env, 'MARKETPLACE_TRUST_PROXY', false),
   });
 }

@@ -12,6 +12,7 @@ import { migrations } from './db/migrations.ts';
 import type { MarketplaceSchema } from './db/schema.ts';
 import { createDeveloperAuth } from './developers/developer-auth.ts';
 import { loadIdentity } from './identity.ts';
+import { createPayments } from './payments/payments.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
 
@@ -27,15 +28,18 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const clock = systemClock;
   const secret = config.agentAuthSecret || developmentSecret;
   const tokenKey = deriveTokenKey(secret, serviceName);
-  const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers: createDeveloperAuth({ db: database.db, clock, secret, config }) };
+  const payments = createPayments({ db: database.db, clock, logger, config, identity });
+  const developers = createDeveloperAuth({ db: database.db, clock, secret, config });
+  const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments };
   const app = buildApp({ ...deps, ping: () => database.ping() });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
+  const stopSweeping = payments.startSweeping();
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => stopNoncePurge(), () => database.close()],
+    shutdownSteps: [async () => stopNoncePurge(), stopSweeping, () => payments.close(), () => database.close()],
   });
   logger.info({ url: running.url, database: database.location, did: identity.agent.did, signer: identity.signer.address }, 'marketplace listening');
   return { ...running, name: serviceName, dataLocation: database.location };

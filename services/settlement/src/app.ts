@@ -1,13 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
+import { safeEqual } from '@platform/kit/auth/safe-equal';
 import type { Clock } from '@platform/kit/clock';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit } from '@platform/kit/http/rate-limit';
-import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -65,7 +66,21 @@ const intentRoutes = ['/v1/pay', '/v1/hold', '/v1/withdraw'];
 const tokenRoutes = principalRoutes.filter((route) => !intentRoutes.includes(route));
 const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits']);
 
-/** read: the explorer and GETs; auth: the handshake; write: every POST that moves or binds. */
+/**
+ * read: the explorer and GETs; auth: the handshake; write: every POST that moves or binds. A request carrying the
+ * fleet's LEDGER_TOKEN comes from one of our own services (the marketplace placing every caller's holds from one
+ * address): per-address limits are for the public, so it is not limited.
+ */
+function rateClassFor(transportToken: string) {
+  return (request: FastifyRequest): 'read' | 'write' | 'auth' | undefined => {
+    if (transportToken !== '') {
+      const presented = bearerFrom(request);
+      if (presented !== undefined && safeEqual(presented, transportToken)) return undefined;
+    }
+    return rateClass(request);
+  };
+}
+
 function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefined {
   const url = request.routeOptions.url;
   if (url === undefined || unlimited.has(url)) return undefined;
@@ -77,7 +92,7 @@ function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefin
 export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy ?? false });
   // First: a flood is refused before any token is checked or body read.
-  rateLimit(app, { classes: deps.rates, classify: rateClass, clock: deps.clock });
+  rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   const routes = { sequencer: deps.sequencer, reads: deps.reads, clock: deps.clock, chain: deps.chain, holdMaxSeconds: deps.holdMaxSeconds };
   // Encapsulated, so the fleet gate and the principal check apply to these routes only.

@@ -1,10 +1,8 @@
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import type { BucketRate } from '@platform/kit/http/rate-limit';
 import { parseAmount } from '@platform/kit/money';
 
-export interface RateSetting {
-  perSecond: number;
-  burst: number;
-}
+export type RateSetting = BucketRate;
 
 export interface SettlementConfig extends BaseConfig {
   /** Optional fleet gate on the principal (write) routes; empty leaves them open to any principal. */
@@ -63,17 +61,6 @@ export interface WindowSettings {
 export const developmentSecret = 'platform-settlement-development-secret-not-for-production';
 
 const evmAddress = /^0x[0-9a-fA-F]{40}$/;
-const ratePattern = /^(\d+(?:\.\d+)?)\/(\d+)$/;
-
-function rate(env: Env, name: string, fallback: RateSetting): RateSetting {
-  const raw = read.optionalString(env, name);
-  if (raw === undefined) return fallback;
-  const match = ratePattern.exec(raw);
-  const perSecond = Number(match?.[1]);
-  const burst = Number(match?.[2]);
-  if (!match || !(perSecond > 0) || !(burst >= 1)) throw new ConfigError(`${name} must be <per second>/<burst> such as 100/200, got "${raw}"`);
-  return { perSecond, burst };
-}
 
 function address(env: Env, name: string): string | null {
   const raw = read.optionalString(env, name);
@@ -150,9 +137,9 @@ export function loadConfig(env: Env): SettlementConfig {
     takeoverPollMs: read.integer(env, 'SETTLEMENT_TAKEOVER_POLL_MS', 1_000, { min: 50, max: 60_000 }),
     maxGroup: read.integer(env, 'SETTLEMENT_MAX_GROUP', 512, { min: 1, max: 10_000 }),
     rates: {
-      read: rate(env, 'SETTLEMENT_RATE_READ', { perSecond: 200, burst: 400 }),
-      write: rate(env, 'SETTLEMENT_RATE_WRITE', { perSecond: 100, burst: 200 }),
-      auth: rate(env, 'SETTLEMENT_RATE_AUTH', { perSecond: 10, burst: 20 }),
+      read: read.bucketRate(env, 'SETTLEMENT_RATE_READ', { perSecond: 200, burst: 400 }),
+      write: read.bucketRate(env, 'SETTLEMENT_RATE_WRITE', { perSecond: 100, burst: 200 }),
+      auth: read.bucketRate(env, 'SETTLEMENT_RATE_AUTH', { perSecond: 10, burst: 20 }),
     },
     trustProxy: read.boolean(env, 'SETTLEMENT_TRUST_PROXY', false),
   });

@@ -203,3 +203,21 @@ describe('without SETTLEMENT_DEV, operator token or fleet token', () => {
     assert.equal((await s.call('GET', '/healthz', { remoteAddress: '10.0.0.1' })).status, 200, 'health is never limited');
   });
 });
+
+describe('rate limits and the fleet token', () => {
+  let s: Settlement;
+  const fleetToken = 'fleet-token-for-rate-limit-test';
+  before(async () => {
+    s = await startSettlement(engine as NonNullable<typeof engine>, { transportToken: fleetToken, rates: { read: { perSecond: 0.5, burst: 2 } } });
+  });
+  after(async () => s.close());
+
+  test('requests with the fleet LEDGER_TOKEN are not limited per address; the same address without it is', async () => {
+    const fleet = [];
+    for (let i = 0; i < 5; i++) fleet.push((await s.call('GET', '/v1/info', { remoteAddress: '10.0.0.9', bearer: fleetToken })).status);
+    assert.deepEqual(fleet, [200, 200, 200, 200, 200]);
+    const strangers = [];
+    for (let i = 0; i < 3; i++) strangers.push((await s.call('GET', '/v1/info', { remoteAddress: '10.0.0.9', bearer: 'not-the-fleet-token' })).status);
+    assert.deepEqual(strangers, [200, 200, 429]);
+  });
+});

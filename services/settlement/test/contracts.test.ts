@@ -1,54 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
+import { type AbiItem, abiSignature, assertArtifactsCurrent, assertSolidityTestsPass, explain, type TestAnswer } from '@platform/testkit/contract-checks';
+import { type ArtifactsFile, type ContractEngine, engineCall, productionSources, type SourceMap, startContractEngine } from '@platform/testkit/contract-engine';
 import { getAddress, keccak256, toBytes } from 'viem';
-import {
-  type ArtifactsFile,
-  artifactsPath,
-  type ContractEngine,
-  compileArtifacts,
-  contractTargets,
-  engineCall,
-  productionSources,
-  readContractSources,
-  type SourceMap,
-  startContractEngine,
-} from '../scripts/contract-engine.ts';
-
-const rebuild = 'run `npm run build:contracts -w services/settlement` and commit contracts/artifacts.json';
-
-interface SolidityTest {
-  contract: string;
-  source: string;
-  name: string;
-  status: 'passed' | 'failed' | 'skipped';
-  reason: string | null;
-  gas: { kind: string; gas?: number; runs?: number; mean_gas?: number };
-  logs: string[];
-  trace: string[] | null;
-  location: { file: string; line: number; function: string | null } | null;
-}
-
-interface TestAnswer {
-  compiled: boolean;
-  success: boolean;
-  summary: { suites: number; passed: number; failed: number; skipped: number };
-  tests: SolidityTest[];
-  diagnostics: { severity: string; formatted?: string; message: string }[];
-}
-
-/** Failing tests and compile errors, as a reader needs them to fix the contract. */
-function explain(answer: TestAnswer): string {
-  const errors = answer.diagnostics.filter((d) => d.severity === 'error').map((d) => d.formatted ?? d.message);
-  const failures = answer.tests
-    .filter((t) => t.status === 'failed')
-    .map((t) => {
-      const where = t.location ? ` at ${t.location.file}:${t.location.line}` : '';
-      return `${t.contract}.${t.name}: ${t.reason ?? '(no reason)'}${where}\n    ${(t.trace ?? []).slice(0, 30).join('\n    ')}`;
-    });
-  return [...errors, ...failures].join('\n\n');
-}
+import { contracts } from '../scripts/contract-engine.ts';
 
 /** Tests that must exist: a deleted or renamed one is noticed here, not silently dropped. */
 const requiredTests = [
@@ -81,39 +38,23 @@ describe('settlement contracts', () => {
   let sources: SourceMap;
 
   before(async () => {
-    sources = readContractSources();
+    sources = contracts.readSources();
     engine = await startContractEngine();
   });
   after(async () => engine?.stop());
 
   test('every Solidity test passes', async () => {
-    const answer: TestAnswer = await engineCall(engine, '/v1/test', { sources });
-    assert.equal(answer.compiled, true, `the contracts do not compile:\n${explain(answer)}`);
-    assert.equal(answer.summary.failed, 0, `failing Solidity tests:\n${explain(answer)}`);
-    assert.equal(answer.success, true, explain(answer));
-    const names = new Set(answer.tests.map((t) => `${t.contract}.${t.name}`));
-    const missing = requiredTests.filter((name) => !names.has(name));
-    assert.deepEqual(missing, [], `tests that should exist: ${missing.join(', ')}`);
-    assert.ok(answer.summary.passed >= 70, `only ${answer.summary.passed} tests ran`);
+    await assertSolidityTestsPass(engine, sources, requiredTests, 70);
   });
 
   test('contracts/artifacts.json is what build:contracts makes of the sources', async () => {
-    assert.ok(existsSync(artifactsPath), `contracts/artifacts.json is missing: ${rebuild}`);
-    const committed = JSON.parse(readFileSync(artifactsPath, 'utf8')) as ArtifactsFile;
-    const built = await compileArtifacts(engine, sources);
-    assert.equal(committed.sources_sha256, built.sources_sha256, `contracts/src changed since artifacts.json was built: ${rebuild}`);
-    assert.deepEqual(committed.compiler, built.compiler, `the compiler or its settings changed: ${rebuild}`);
-    assert.deepEqual(Object.keys(committed.contracts).sort(), [...contractTargets].sort(), `artifacts.json holds other contracts: ${rebuild}`);
-    for (const name of contractTargets) {
-      assert.equal(committed.contracts[name]?.bytecode, built.contracts[name]?.bytecode, `${name} bytecode is stale: ${rebuild}`);
-      assert.deepEqual(committed.contracts[name]?.abi, built.contracts[name]?.abi, `${name} ABI is stale: ${rebuild}`);
-    }
+    await assertArtifactsCurrent(contracts, engine, sources);
   });
 
   test("the service's hand-written ABIs (src/chain/vault-contracts.ts) are the compiled ones", async () => {
     // Imported here, not at the top: this file's other checks should still run while that module is being changed.
     const { vaultAbi, tokenAbi } = (await import('../src/chain/vault-contracts.ts')) as { vaultAbi: readonly AbiItem[]; tokenAbi: readonly AbiItem[] };
-    const committed = JSON.parse(readFileSync(artifactsPath, 'utf8')) as ArtifactsFile;
+    const committed = JSON.parse(readFileSync(contracts.artifactsPath, 'utf8')) as ArtifactsFile;
     const compiledVault = (committed.contracts.SettlementVault?.abi ?? []) as AbiItem[];
     const compiledToken = (committed.contracts.DevReserveToken?.abi ?? []) as AbiItem[];
     // Errors OpenZeppelin's code can raise inside the vault. Listing them lets viem name such a revert; leaving them
@@ -122,13 +63,13 @@ describe('settlement contracts', () => {
     const own = (abi: readonly AbiItem[]) =>
       abi
         .filter((item) => !(item.type === 'error' && inherited.has(item.name ?? '')))
-        .map(signature)
+        .map(abiSignature)
         .sort();
     assert.deepEqual(own(vaultAbi), own(compiledVault), 'vaultAbi must list exactly what SettlementVault compiles to');
     // The token's ABI is the surface the service uses; the compiled one has more (Ownable, ERC-20 errors).
-    const tokenSignatures = new Set(compiledToken.map(signature));
+    const tokenSignatures = new Set(compiledToken.map(abiSignature));
     assert.deepEqual(
-      tokenAbi.map(signature).filter((item) => !tokenSignatures.has(item)),
+      tokenAbi.map(abiSignature).filter((item) => !tokenSignatures.has(item)),
       [],
       'tokenAbi lists items DevReserveToken does not have',
     );
@@ -143,36 +84,6 @@ describe('settlement contracts', () => {
     assert.equal(answer.summary.passed, 1, explain(answer));
   });
 });
-
-interface AbiParameter {
-  type: string;
-  name?: string;
-  indexed?: boolean;
-  components?: readonly AbiParameter[];
-}
-
-interface AbiItem {
-  type: string;
-  name?: string;
-  inputs?: readonly AbiParameter[];
-  outputs?: readonly AbiParameter[];
-  stateMutability?: string;
-  anonymous?: boolean;
-}
-
-/**
- * One ABI item as comparable text: kind, name, parameter types, indexed flags, whether a function writes, and the
- * parameter names of events (viem decodes an event's arguments into an object by name; a function's parameter names
- * change no byte of a call). `pure` and `view` are the same to a caller.
- */
-function signature(item: AbiItem): string {
-  const named = item.type === 'event';
-  const parameter = (p: AbiParameter): string =>
-    `${p.components ? `(${p.components.map(parameter).join(',')})${p.type.slice('tuple'.length)}` : p.type}${p.indexed ? ' indexed' : ''} ${named ? (p.name ?? '') : ''}`.trim();
-  const mutability = item.stateMutability === 'pure' ? 'view' : item.stateMutability === 'nonpayable' ? '' : (item.stateMutability ?? '');
-  const outputs = item.type === 'function' ? ` returns (${(item.outputs ?? []).map(parameter).join(', ')})` : '';
-  return `${item.type} ${item.name ?? ''}(${(item.inputs ?? []).map(parameter).join(', ')}) ${mutability}${outputs}`.replace(/\s+/g, ' ');
-}
 
 /**
  * A Solidity test generated from trees that `@openzeppelin/merkle-tree` builds with the leaf types the service

@@ -18,11 +18,21 @@ export function publicKeyHex(privateKey: KeyObject): string {
   return der.subarray(spkiPrefix.length).toString('hex');
 }
 
+// Building a KeyObject costs more than the verification it serves (measured: createPublicKey was half the
+// cost of checking a voucher); the same few keys sign again and again, so the last ones are kept.
+const publicKeys = new Map<string, KeyObject>();
+const publicKeyCacheSize = 4096;
+
 /** The public key for 64 hex characters, or undefined when they are not a valid ed25519 key. */
 export function publicKeyFromHex(publicHex: string): KeyObject | undefined {
   if (!hex32.test(publicHex)) return undefined;
+  const known = publicKeys.get(publicHex);
+  if (known) return known;
   try {
-    return createPublicKey({ key: Buffer.concat([spkiPrefix, Buffer.from(publicHex, 'hex')]), format: 'der', type: 'spki' });
+    const key = createPublicKey({ key: Buffer.concat([spkiPrefix, Buffer.from(publicHex, 'hex')]), format: 'der', type: 'spki' });
+    if (publicKeys.size >= publicKeyCacheSize) publicKeys.delete(publicKeys.keys().next().value as string);
+    publicKeys.set(publicHex, key);
+    return key;
   } catch {
     return undefined;
   }

@@ -1,6 +1,8 @@
 import { nonceMigration } from '@platform/kit/auth/nonce-store';
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { rankingMigration, rankingMigrationName } from '../discovery/migration.ts';
+import { discoveryMigration, discoveryMigrationName } from './migrations-discovery.ts';
 
 /** One statement at a time: PGlite's extended protocol takes a single command per query. */
 function statements(text: string): Migration {
@@ -104,7 +106,66 @@ const registrySql = `
       );
 `;
 
+/** Quotes, tabs (channels and stream sessions: one hold, many signed cumulative amounts) and developer payouts. */
+const paymentsSql = `
+      create table quotes (
+        id uuid primary key,
+        listing_id uuid not null,
+        operation text not null,
+        caller_did text not null,
+        unit_price_micros bigint not null,
+        estimated_units bigint not null,
+        max_total_micros bigint not null,
+        pricing_version integer not null,
+        expires_at timestamptz not null,
+        digest text not null,
+        signature text not null,
+        created_at timestamptz not null
+      );
+      create table tabs (
+        id uuid primary key,
+        kind text not null check (kind in ('channel', 'stream')),
+        caller_did text not null,
+        caller_public_key text not null,
+        listing_id uuid not null,
+        operation text,
+        unit_price_micros bigint,
+        hold_id uuid not null,
+        deposit_micros bigint not null check (deposit_micros > 0),
+        spent_micros bigint not null check (spent_micros >= 0 and spent_micros <= deposit_micros),
+        authorized_micros bigint not null,
+        sequence bigint not null,
+        last_voucher jsonb,
+        status text not null check (status in ('open', 'closing', 'closed')),
+        expires_at timestamptz not null,
+        created_at timestamptz not null,
+        closed_at timestamptz,
+        capture_seq bigint,
+        idempotency_key text not null
+      );
+      create unique index tabs_caller_key on tabs (caller_did, idempotency_key) where idempotency_key <> '';
+      create index tabs_caller on tabs (caller_did, created_at desc);
+      create index tabs_listing on tabs (listing_id, status);
+      create index tabs_open_expiry on tabs (expires_at) where status = 'open';
+      create table payouts (
+        id uuid primary key,
+        listing_id uuid not null,
+        owner_address text not null,
+        to_did text not null,
+        amount_micros bigint not null check (amount_micros > 0),
+        settlement_seq bigint,
+        status text not null check (status in ('pending', 'paid', 'failed')),
+        error text,
+        created_at timestamptz not null
+      );
+      create index payouts_listing on payouts (listing_id, created_at desc);
+      alter table invocations add column tab_sequence bigint;
+`;
+
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_registry': statements(registrySql),
+  '0003_payments': statements(paymentsSql),
+  [discoveryMigrationName]: discoveryMigration,
+  [rankingMigrationName]: rankingMigration,
 };

@@ -64,6 +64,10 @@ export interface ListingStatsTable {
   latency_ms_total: bigint;
   revenue_micros: bigint;
   last_call_at: Date | null;
+  /** Stored generated columns (discovery/migration.ts): quality.ts's formula, kept with the counts it is computed from. */
+  readonly reliability?: number;
+  readonly quality?: number;
+  readonly uptime_bps?: number | null;
 }
 
 export type InvocationStatus = 'pending' | 'succeeded' | 'failed';
@@ -97,7 +101,70 @@ export interface InvocationTable {
   latency_ms: number | null;
   started_at: Date;
   finished_at: Date | null;
+  /** The signed EIP-712 receipt, made on first read and kept. */
   receipt: unknown;
+  /** The voucher sequence that paid it (voucher rail). */
+  tab_sequence: bigint | null;
+}
+
+export interface QuoteTable {
+  id: string;
+  listing_id: string;
+  operation: string;
+  caller_did: string;
+  unit_price_micros: bigint;
+  estimated_units: bigint;
+  max_total_micros: bigint;
+  pricing_version: number;
+  expires_at: Date;
+  digest: string;
+  signature: string;
+  created_at: Date;
+}
+
+/**
+ * A tab: funds locked once (one settlement hold for `deposit`) and spent by signed cumulative vouchers. A channel
+ * pays many calls of a listing; a stream session bills one operation as it goes. Closing captures `spent` and
+ * returns the rest.
+ */
+export interface TabTable {
+  id: string;
+  kind: 'channel' | 'stream';
+  caller_did: string;
+  /** The caller's ed25519 key (hex), from the intent that opened the tab: vouchers are checked against it. */
+  caller_public_key: string;
+  listing_id: string;
+  /** Streams: the operation billed and its price. */
+  operation: string | null;
+  unit_price_micros: bigint | null;
+  hold_id: string;
+  deposit_micros: bigint;
+  /** What the marketplace has co-signed as spent. */
+  spent_micros: bigint;
+  /** The largest cumulative amount the caller has signed. */
+  authorized_micros: bigint;
+  /** The last voucher's sequence (0 before the first). */
+  sequence: bigint;
+  last_voucher: unknown;
+  /** `closing`: refused new calls, its capture not yet confirmed by settlement (the sweep finishes it). */
+  status: 'open' | 'closing' | 'closed';
+  expires_at: Date;
+  created_at: Date;
+  closed_at: Date | null;
+  capture_seq: bigint | null;
+  idempotency_key: string;
+}
+
+export interface PayoutTable {
+  id: string;
+  listing_id: string;
+  owner_address: string;
+  to_did: string;
+  amount_micros: bigint;
+  settlement_seq: bigint | null;
+  status: 'pending' | 'paid' | 'failed';
+  error: string | null;
+  created_at: Date;
 }
 
 /** Answers of write routes by `Idempotency-Key`, per scope (the caller or developer, and the route). */
@@ -118,4 +185,7 @@ export interface MarketplaceSchema extends NonceSchema {
   listings: ListingTable;
   listing_stats: ListingStatsTable;
   invocations: InvocationTable;
+  quotes: QuoteTable;
+  tabs: TabTable;
+  payouts: PayoutTable;
 }

@@ -5,6 +5,7 @@ import type { MarketplaceConfig } from '../config.ts';
 import type { MarketplaceSchema } from '../db/schema.ts';
 import type { DeveloperAuth } from '../developers/developer-auth.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
+import type { Payments } from '../payments/payments.ts';
 
 /**
  * What every route group is given; in a file of its own so route files need not import the route list.
@@ -19,4 +20,6 @@ export interface RouteDeps {
   /** Caller principal tokens (the DID handshake). */
   tokenKey: Buffer;
   developers: DeveloperAuth;
+  /** Quotes, invocations, tabs, receipts and payouts (payments/payments.ts). */
+  payments: Payments;
 }

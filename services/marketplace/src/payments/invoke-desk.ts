@@ -1,0 +1,268 @@
+import { canonicalHash } from '@platform/kit/canonical-json';
+import type { Clock } from '@platform/kit/clock';
+import { ServiceError } from '@platform/kit/errors';
+import type { JsonClient } from '@platform/kit/http/json-client';
+import { monotonicUuidv7 } from '@platform/kit/ids';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
+import type { MarketplaceIdentity } from '../identity.ts';
+import type { ManifestOperation } from '../listings/manifest-types.ts';
+import { invokeRef, requestDigest, responseDigest } from './binding.ts';
+import { type CallOutcome, type CallRequest, outcomeOf } from './call-outcome.ts';
+import { callerInvocationView } from './invocation-view.ts';
+import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
+import { ListingCache } from './listing-cache.ts';
+import { callCapMicros, costMicros, money, operationOf } from './pricing.ts';
+import { callProvider, firstProblem, type ProviderOutcome, validatorFor } from './provider-call.ts';
+import type { Quotes } from './quotes.ts';
+import { PaymentRefused, type SettlementGateway } from './settlement-gateway.ts';
+import type { TabDesk } from './tab-desk.ts';
+import { checkPayment, type PaymentTerms, paymentRequired } from './terms.ts';
+
+/** Extra seconds a hold outlives its provider call: time to capture after a slow answer. */
+const holdMarginSeconds = 120;
+
+/**
+ * Paying for a call, hold-serve-capture: the caller's signed intent places a settlement hold for the call's cap,
+ * the provider is called, only what it reports (capped) is captured and the rest goes back, in one settlement
+ * capture; a provider that fails or times out costs nothing (the hold is released). Nothing is charged before
+ * the call is served, and the caller's idempotency key (or, without one, the payment intent's nonce) makes a
+ * retry return the original outcome: of racing retries one claims the key and the others wait for its answer.
+ */
+export class InvokeDesk {
+  readonly #db: Kysely<MarketplaceSchema>;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #settlement: SettlementGateway;
+  readonly #providers: JsonClient;
+  readonly #identity: MarketplaceIdentity;
+  readonly #quotes: Quotes;
+  readonly #tabs: TabDesk;
+  readonly #settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
+  readonly invocations: InvocationsRepository;
+  readonly listings: ListingCache;
+  /** Calls this process is serving, by invocation id: a racing retry waits for the first. */
+  readonly #inFlight = new Map<string, Promise<CallOutcome>>();
+
+  constructor(options: {
+    db: Kysely<MarketplaceSchema>;
+    clock: Clock;
+    logger: Logger;
+    settlement: SettlementGateway;
+    providers: JsonClient;
+    identity: MarketplaceIdentity;
+    quotes: Quotes;
+    invocations: InvocationsRepository;
+    tabs: TabDesk;
+    settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
+  }) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#settlement = options.settlement;
+    this.#providers = options.providers;
+    this.#identity = options.identity;
+    this.#quotes = options.quotes;
+    this.#tabs = options.tabs;
+    this.#settings = options.settings;
+    this.invocations = options.invocations;
+    this.listings = new ListingCache(options.db);
+  }
+
+  listing(id: string): Promise<ListingTable> {
+    return this.listings.active(id);
+  }
+
+  /** The terms of a call: the cap it is held for and the ref that binds the payment to it. */
+  terms(
+    listing: ListingTable,
+    operation: ManifestOperation,
+    args: unknown,
+    quote: { id: string; max_total_micros: bigint } | undefined,
+    caller: string,
+  ): PaymentTerms {
+    const cap = quote?.max_total_micros ?? callCapMicros(operation);
+    const expiresAt = new Date(this.#clock.now().getTime() + this.#settings.paymentTtlSeconds * 1000);
+    return {
+      scheme: 'platform-settlement-hold-v1',
+      pay_to: this.#settlement.did,
+      amount: money(cap),
+      purpose: 'hold',
+      ref: invokeRef({ serviceId: listing.id, operation: operation.name, args, quoteId: quote?.id ?? null, caller }),
+      expires_at: expiresAt.toISOString(),
+      settlement_url: this.#settings.settlementUrl,
+      for: { service_id: listing.id, operation: operation.name, quote_id: quote?.id ?? null, max_units: operation.pricing.max_units },
+    };
+  }
+
+  async call(request: CallRequest): Promise<CallOutcome> {
+    const { listing } = request;
+    const operation = operationOf(listing, request.operation);
+    const args = request.args ?? {};
+    const validate = validatorFor(listing.manifest_hash, operation.name, 'input', operation.input_schema);
+    if (!validate(args))
+      throw new ServiceError('invalid_request', `args do not match the operation’s input schema: ${firstProblem(validate)}`, { details: { field: 'args' } });
+    if (request.payment?.rail === 'voucher')
+      return this.#tabs.call(listing, operation, args, request, (invocation) => this.#serve(listing, operation, args, invocation));
+    const quote = request.quoteId === undefined ? undefined : await this.#quotes.forCall(request.quoteId, listing, operation.name, request.caller);
+    const requestHash = canonicalHash({ service: listing.id, operation: operation.name, args, quote: quote?.id ?? null });
+    if (request.idempotencyKey !== undefined) {
+      // A key already used answers (or refuses) before any payment is looked at.
+      const earlier = await this.invocations.byKey(request.caller, request.idempotencyKey);
+      if (earlier) return this.#replay(earlier, requestHash);
+    }
+    const terms = this.terms(listing, operation, args, quote, request.caller);
+    const cap = quote?.max_total_micros ?? callCapMicros(operation);
+    const free = cap === 0n;
+    if (!free && request.payment === undefined)
+      throw paymentRequired(terms, `this call must be paid: sign a hold of ${terms.amount} for ${terms.pay_to} and send it as X-Ledger-Payment`);
+    const payment = free ? undefined : checkPayment((request.payment as { wire: string }).wire, terms, request.caller, this.#clock.now());
+    const key = request.idempotencyKey ?? (payment ? `intent:${payment.intent.nonce}` : '');
+    const now = this.#clock.now();
+    const invocation = newInvocation({
+      id: monotonicUuidv7(now.getTime()),
+      listing_id: listing.id,
+      operation: operation.name,
+      caller_did: request.caller,
+      idempotency_key: key,
+      request_hash: requestHash,
+      rail: 'hold',
+      quote_id: quote?.id ?? null,
+      cap_micros: cap,
+      request_digest: requestDigest({ serviceId: listing.id, operation: operation.name, args }),
+      started_at: now,
+    });
+    const claim = await this.invocations.claim(invocation);
+    if (!claim.claimed) return this.#replay(claim.existing, invocation.request_hash);
+    const running = this.#holdServeCapture(listing, operation, args, invocation, terms, payment?.wire);
+    this.#inFlight.set(invocation.id, running);
+    try {
+      return await running;
+    } finally {
+      this.#inFlight.delete(invocation.id);
+    }
+  }
+
+  /** A second request with a claimed key: the first one's outcome, once it has one. */
+  async #replay(existing: InvocationTable, requestHash: string): Promise<CallOutcome> {
+    if (existing.request_hash !== requestHash)
+      throw new ServiceError('conflict', 'this Idempotency-Key was used for another call', {
+        details: { reason: 'idempotency_key_reused', invocation_id: existing.id },
+      });
+    if (existing.status === 'pending') {
+      const running = this.#inFlight.get(existing.id);
+      if (running) return running;
+      throw new ServiceError('conflict', 'a call with this Idempotency-Key is still being served; retry shortly', {
+        retryable: true,
+        details: { reason: 'invocation_in_progress', invocation_id: existing.id },
+      });
+    }
+    return outcomeOf(existing);
+  }
+
+  async #holdServeCapture(
+    listing: ListingTable,
+    operation: ManifestOperation,
+    args: unknown,
+    invocation: InvocationTable,
+    terms: PaymentTerms,
+    wire: string | undefined,
+  ): Promise<CallOutcome> {
+    let holdId: string | undefined;
+    if (wire !== undefined) {
+      try {
+        const placed = await this.#settlement.placeHold(wire, {
+          amount: terms.amount,
+          ref: terms.ref,
+          expiresInSeconds: Math.ceil(this.#timeoutMs(listing, operation) / 1000) + holdMarginSeconds,
+          idempotencyKey: `mkt:${invocation.id}:hold`,
+        });
+        holdId = placed.hold.id;
+      } catch (error) {
+        // Nothing moved: free the key, so the caller can pay again (a new intent) under it.
+        await this.invocations.forget(invocation.id);
+        if (error instanceof PaymentRefused)
+          throw paymentRequired(terms, `settlement refused the hold: ${error.message}`, error.reason ?? `settlement_${error.code}`);
+        throw error;
+      }
+      // Noted with the outcome, not now: one write less per call. A hold whose call is interrupted before then
+      // returns to the caller when it expires (the call's timeout and two minutes).
+      invocation.hold_id = holdId;
+    }
+    const served = await this.#serve(listing, operation, args, invocation);
+    const cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
+    const settleSeq = holdId === undefined ? null : await this.#settleHold(invocation.id, holdId, cost);
+    return this.#finish(invocation, served, cost, settleSeq === undefined ? null : settleSeq);
+  }
+
+  /** Calls the provider for an invocation. */
+  #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
+    return callProvider(this.#providers, this.#identity.agent, {
+      endpoint: listing.manifest.endpoint,
+      manifestHash: listing.manifest_hash,
+      operation,
+      invocationId: invocation.id,
+      callerDid: invocation.caller_did,
+      args,
+      timeoutMs: this.#timeoutMs(listing, operation),
+      now: () => performance.now(),
+    });
+  }
+
+  #timeoutMs(listing: ListingTable, operation: ManifestOperation): number {
+    return Math.min(operation.timeout_ms ?? listing.manifest.timeout_ms, this.#settings.providerTimeoutMs);
+  }
+
+  /**
+   * Captures what the call cost (settlement returns the rest of the hold to the caller in the same movement), or
+   * releases it all. Returns the settlement seq that closed the hold; undefined when settlement could not be
+   * reached now (the hold stays open and the sweep settles it with the same idempotency key: never twice).
+   */
+  async #settleHold(invocationId: string, holdId: string, cost: bigint): Promise<bigint | undefined> {
+    try {
+      if (cost > 0n) {
+        const captured = await this.#settlement.capture(holdId, money(cost), `mkt:${invocationId}:capture`);
+        return BigInt(captured.seqs[0] ?? 0);
+      }
+      const released = await this.#settlement.release(holdId, `mkt:${invocationId}:release`);
+      return BigInt(released.seq);
+    } catch (error) {
+      this.#logger.warn({ err: error, invocation: invocationId, hold: holdId }, 'settling a hold failed; the sweep will settle it');
+      return undefined;
+    }
+  }
+
+  async #finish(invocation: InvocationTable, served: ProviderOutcome, cost: bigint, settleSeq: bigint | null): Promise<CallOutcome> {
+    const finishedAt = this.#clock.now();
+    const units = served.ok ? served.units : 0n;
+    const base = { ...invocation, status: served.ok ? ('succeeded' as const) : ('failed' as const), cost_micros: cost, units, finished_at: finishedAt };
+    const view = callerInvocationView({ ...base, capture_seq: settleSeq });
+    const outcome: CallOutcome = served.ok
+      ? { ok: true, body: { ...view, result: served.result } }
+      : {
+          ok: false,
+          error: new ServiceError('unavailable', `the provider could not serve the call, and it costs nothing: ${served.message}`, {
+            details: { reason: served.reason, invocation_id: invocation.id, charged: money(0n) },
+          }),
+        };
+    const stored = served.ok
+      ? { response: outcome.ok ? outcome.body : null, response_digest: responseDigest({ result: served.result, units: units.toString() }) }
+      : { error: { reason: served.reason, message: served.message }, response_digest: responseDigest({ error: served.reason, message: served.message }) };
+    await this.invocations.finish(
+      invocation.id,
+      {
+        status: base.status,
+        cost_micros: cost,
+        units,
+        hold_id: invocation.hold_id,
+        capture_seq: settleSeq,
+        latency_ms: Math.round(served.latencyMs),
+        finished_at: finishedAt,
+        ...stored,
+      },
+      { success: served.ok, providerFailure: !served.ok, latencyMs: Math.round(served.latencyMs), revenueMicros: cost },
+    );
+    return outcome;
+  }
+}
