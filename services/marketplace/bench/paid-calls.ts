@@ -1,5 +1,5 @@
+import { type PaymentTerms, signHoldForTerms, signVoucher } from '@platform/client/marketplace-payments';
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
-import { voucherSigningText } from '@platform/kit/marketplace-voucher';
 import { formatAmount } from '@platform/kit/money';
 import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import type { Outcome } from '@platform/testkit/load-loops';
@@ -36,6 +36,7 @@ export function holdCall(world: PaidWorld, caller: BenchCaller): () => Promise<O
     const args = { n: n++ };
     const ref = invokeRef({ serviceId: world.serviceId, operation, args, quoteId: null, caller: caller.key.did });
     const expiry = new Date(Date.now() + 60_000).toISOString();
+    // The key object is made once per caller, not per call (the client's signHoldForTerms makes it each time).
     const wire = encodeIntent(
       signIntent(
         { version: 1, from: caller.key.did, to: world.marketplaceDid, amount: formatAmount(capMicros), ref, nonce: newIntentNonce(), expiry, purpose: 'hold' },
@@ -52,22 +53,8 @@ export async function openChannel(world: PaidWorld, caller: BenchCaller, deposit
   const url = new URL('/v1/channels', world.marketplace.url);
   const body = { service_id: world.serviceId, deposit };
   const challenge = await world.client.request('POST', url, { headers: caller.headers, body });
-  const terms = (challenge.json as { detail: { terms: { pay_to: string; amount: string; ref: string; expires_at: string } } }).detail.terms;
-  const wire = encodeIntent(
-    signIntent(
-      {
-        version: 1,
-        from: caller.key.did,
-        to: terms.pay_to,
-        amount: terms.amount,
-        ref: terms.ref,
-        nonce: newIntentNonce(),
-        expiry: terms.expires_at,
-        purpose: 'hold',
-      },
-      privateKeyFromSeed(caller.key.seedHex),
-    ),
-  );
+  const terms = (challenge.json as { detail: { terms: PaymentTerms } }).detail.terms;
+  const wire = signHoldForTerms(caller.key, terms);
   const opened = await world.client.request('POST', url, { headers: { ...caller.headers, 'x-ledger-payment': wire }, body });
   if (opened.status !== 201) throw new Error(`open failed: ${opened.text}`);
   return (opened.json as { data: { id: string } }).data.id;
@@ -81,8 +68,11 @@ export function voucherCall(world: PaidWorld, caller: BenchCaller, channelId: st
     sequence++;
     // One unit (0.001) per call: the caller allows what it has spent plus this call's cap.
     const cumulative = formatAmount(BigInt(sequence - 1) * 1000n + capMicros);
-    const terms = { kind: 'channel' as const, id: channelId, service_id: world.serviceId, sequence: String(sequence), cumulative };
-    const payment = { rail: 'voucher', channel_id: channelId, sequence: terms.sequence, cumulative, signature: caller.key.sign(voucherSigningText(terms)) };
+    const payment = {
+      rail: 'voucher',
+      channel_id: channelId,
+      ...signVoucher(caller.key, { kind: 'channel', id: channelId, service_id: world.serviceId }, sequence, cumulative),
+    };
     const answer = await world.client.request('POST', url, { headers: caller.headers, body: { operation, args: { sequence }, payment } });
     return outcome(answer.status);
   };

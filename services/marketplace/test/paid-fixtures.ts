@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { after, before } from 'node:test';
-import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
-import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { generateAgentKey } from '@platform/client/agent-key';
+import { signHoldForTerms, signVoucher } from '@platform/client/marketplace-payments';
 import { monotonicUuidv7 } from '@platform/kit/ids';
-import { type TabKind, voucherSigningText } from '@platform/kit/marketplace-voucher';
-import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import type { TestEngine } from '@platform/testkit/databases';
 import { listenOnFreePort } from '@platform/testkit/local-server';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -13,7 +11,6 @@ import { type ServiceProcess, startServiceProcess } from '@platform/testkit/serv
 import type { Kysely } from 'kysely';
 import type { MarketplaceSchema } from '../src/db/schema.ts';
 import { type Manifest, type ManifestOperation, manifestHash, searchDocumentOf } from '../src/listings/manifest-types.ts';
-import type { PaymentTerms } from '../src/payments/terms.ts';
 import { type HarnessOptions, startMarketplace } from './harness.ts';
 
 /*
@@ -131,19 +128,9 @@ export async function seedActiveListing(db: Kysely<MarketplaceSchema>, manifest:
   return id;
 }
 
-/** The caller's signed hold for a 402's terms, in its wire form (X-Ledger-Payment). */
-export function payTerms(key: AgentKey, terms: PaymentTerms, nonce: string = newIntentNonce()): string {
-  const signed = signIntent(
-    { version: 1, from: key.did, to: terms.pay_to, amount: terms.amount, ref: terms.ref, nonce, expiry: terms.expires_at, purpose: 'hold' },
-    privateKeyFromSeed(key.seedHex),
-  );
-  return encodeIntent(signed);
-}
-
-export function signVoucher(key: AgentKey, tab: { kind: TabKind; id: string; service_id: string }, sequence: number, cumulative: string) {
-  const terms = { kind: tab.kind, id: tab.id, service_id: tab.service_id, sequence: String(sequence), cumulative };
-  return { sequence: terms.sequence, cumulative, signature: key.sign(voucherSigningText(terms)) };
-}
+/** The caller's signed hold for a 402's terms (the client's, as every caller signs it). */
+export const payTerms = signHoldForTerms;
+export { signVoucher };
 
 /** The marketplace wired to a running settlement, its clock at real time. */
 export async function startPaidMarketplace(engine: TestEngine, settlement: ServiceProcess, options: HarnessOptions = {}) {

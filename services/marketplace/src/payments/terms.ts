@@ -1,25 +1,16 @@
+import type { PaymentTerms } from '@platform/client/marketplace-payments';
 import { canonicalDid, parseDid } from '@platform/kit/auth/did';
 import { ServiceError } from '@platform/kit/errors';
 import { parseAmount } from '@platform/kit/money';
 import { decodeIntent, type SettlementIntent, verifyIntent } from '@platform/kit/settlement-intent';
 
 /**
- * What a 402 challenge asks for: a settlement hold of `amount` for `pay_to`, carrying `ref`, signed by the caller as
- * a kit settlement intent (purpose `hold`) and sent back base64url-encoded in `X-Ledger-Payment`. The same terms
- * are in the body's `detail.terms` and, base64url JSON, in the `X-Payment-Required` header.
+ * What a 402 challenge asks for (the type callers sign against, `packages/client/src/marketplace-payments.ts`): a
+ * settlement hold of `amount` for `pay_to`, carrying `ref`, signed by the caller as a kit settlement intent
+ * (purpose `hold`) and sent back base64url-encoded in `X-Ledger-Payment`. The same terms are in the body's
+ * `detail.terms` and, base64url JSON, in the `X-Payment-Required` header.
  */
-export interface PaymentTerms {
-  scheme: 'platform-settlement-hold-v1';
-  pay_to: string;
-  amount: string;
-  purpose: 'hold';
-  ref: string;
-  /** The intent must expire no later than this (ISO 8601 UTC). */
-  expires_at: string;
-  settlement_url: string;
-  /** What the payment is for (for display; `ref` is what binds them). */
-  for: Record<string, unknown>;
-}
+export type { PaymentTerms };
 
 export function paymentRequired(terms: PaymentTerms, message: string, reason?: string): ServiceError {
   return new ServiceError('payment_required', message, { details: { ...(reason ? { reason } : {}), terms } });

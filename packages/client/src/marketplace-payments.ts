@@ -1,0 +1,37 @@
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { type TabKind, voucherSigningText } from '@platform/kit/marketplace-voucher';
+import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
+import type { AgentKey } from './agent-key.ts';
+
+/** What a marketplace 402 asks for: a settlement hold of `amount` for `pay_to`, bound to the call by `ref`. */
+export interface PaymentTerms {
+  /** `platform-settlement-hold-v1`. */
+  scheme: string;
+  pay_to: string;
+  amount: string;
+  purpose: 'hold';
+  ref: string;
+  /** The intent must expire no later than this (ISO 8601 UTC). */
+  expires_at: string;
+  settlement_url: string;
+  /** What the payment is for (for display; `ref` is what binds them). */
+  for: Record<string, unknown>;
+}
+
+/**
+ * The caller's signed hold for a 402's terms, in its wire form (`X-Ledger-Payment`): a settlement intent of
+ * purpose `hold` for exactly the amount, payee and ref asked, expiring when the terms do.
+ */
+export function signHoldForTerms(key: AgentKey, terms: PaymentTerms, nonce: string = newIntentNonce()): string {
+  const signed = signIntent(
+    { version: 1, from: key.did, to: terms.pay_to, amount: terms.amount, ref: terms.ref, nonce, expiry: terms.expires_at, purpose: 'hold' },
+    privateKeyFromSeed(key.seedHex),
+  );
+  return encodeIntent(signed);
+}
+
+/** A voucher for a channel or stream session: the caller allows `cumulative` in total as of `sequence`. */
+export function signVoucher(key: AgentKey, tab: { kind: TabKind; id: string; service_id: string }, sequence: number | bigint, cumulative: string) {
+  const terms = { kind: tab.kind, id: tab.id, service_id: tab.service_id, sequence: String(sequence), cumulative };
+  return { sequence: terms.sequence, cumulative, signature: key.sign(voucherSigningText(terms)) };
+}
