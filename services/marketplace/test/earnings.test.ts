@@ -132,9 +132,15 @@ for (const engine of testEngines()) {
       });
       const interrupted = row({ n: 1 }, await hold({ n: 1 }), false);
       const uncaptured = row({ n: 2 }, await hold({ n: 2 }), true);
-      await market.database.db.insertInto('invocations').values([interrupted, uncaptured]).execute();
+      // A finished call whose hold ended before its capture (here released at settlement, as an expiry would).
+      const lostHold = await hold({ n: 3 });
+      await payments.settlement.release(lostHold, `sweep-test:lost:${lostHold}`);
+      const lost = row({ n: 3 }, lostHold, true);
+      await market.database.db.insertInto('invocations').values([interrupted, uncaptured, lost]).execute();
       assert.equal((await market.ledger.account(caller.did)).held, '0.020000');
-      assert.ok((await payments.sweep.runOnce()) >= 2);
+      assert.ok((await payments.sweep.runOnce()) >= 3);
+      const unpaid = await payments.desk.invocations.get(lost.id);
+      assert.deepEqual([unpaid?.capture_seq, unpaid?.cost_micros], [0n, 0n], 'nothing captured: the call is recorded as not paid');
       assert.deepEqual(await market.ledger.account(caller.did), { ...(await market.ledger.account(caller.did)), balance: '0.998000', held: '0.000000' });
       const failed = await payments.desk.invocations.get(interrupted.id);
       assert.equal(failed?.status, 'failed');

@@ -25,7 +25,10 @@ export async function earningsOf(db: Kysely<MarketplaceSchema>, listingIds: read
     .leftJoin('tabs as t', 't.id', 'i.channel_id')
     .select([
       'i.listing_id',
-      sql<string>`coalesce(sum(i.cost_micros) filter (where (i.rail = 'hold' and i.capture_seq is not null) or t.status = 'closed'), 0)`.as('earned'),
+      // A tab closed with seq 0 had lost its hold first: nothing of it was captured.
+      sql<string>`coalesce(sum(i.cost_micros) filter (where (i.rail = 'hold' and i.capture_seq is not null) or (t.status = 'closed' and t.capture_seq > 0)), 0)`.as(
+        'earned',
+      ),
       sql<string>`coalesce(sum(i.cost_micros) filter (where i.rail <> 'hold' and t.status <> 'closed'), 0)`.as('accruing'),
     ])
     .where('i.listing_id', 'in', listingIds)

@@ -70,8 +70,9 @@ export class InvocationsRepository {
         last_call_at = excluded.last_call_at`.execute(this.#db);
   }
 
-  async setCaptureSeq(id: string, seq: bigint): Promise<void> {
-    await this.#db.updateTable('invocations').set({ capture_seq: seq }).where('id', '=', id).execute();
+  /** Notes how the call's hold ended: the settlement seq, and what was captured (less than the cost if the hold had ended first). */
+  async setSettled(id: string, seq: bigint, captured: bigint): Promise<void> {
+    await this.#db.updateTable('invocations').set({ capture_seq: seq, cost_micros: captured }).where('id', '=', id).execute();
   }
 
   async saveReceipt(id: string, receipt: unknown): Promise<void> {

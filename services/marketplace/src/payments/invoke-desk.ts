@@ -192,8 +192,9 @@ export class InvokeDesk {
     }
     const served = await this.#serve(listing, operation, args, invocation);
     const cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
-    const settleSeq = holdId === undefined ? null : await this.#settleHold(invocation.id, holdId, cost);
-    return this.#finish(invocation, served, cost, settleSeq === undefined ? null : settleSeq);
+    // Not settled now (settlement unreachable): the cost stays, and the sweep settles it with the same keys.
+    const settled = holdId === undefined ? undefined : await this.#settleHold(invocation.id, holdId, cost);
+    return this.#finish(invocation, served, settled?.captured ?? cost, settled?.seq ?? null);
   }
 
   /** Calls the provider for an invocation. */
@@ -219,14 +220,9 @@ export class InvokeDesk {
    * releases it all. Returns the settlement seq that closed the hold; undefined when settlement could not be
    * reached now (the hold stays open and the sweep settles it with the same idempotency key: never twice).
    */
-  async #settleHold(invocationId: string, holdId: string, cost: bigint): Promise<bigint | undefined> {
+  async #settleHold(invocationId: string, holdId: string, cost: bigint): Promise<{ seq: bigint; captured: bigint } | undefined> {
     try {
-      if (cost > 0n) {
-        const captured = await this.#settlement.capture(holdId, money(cost), `mkt:${invocationId}:capture`);
-        return BigInt(captured.seqs[0] ?? 0);
-      }
-      const released = await this.#settlement.release(holdId, `mkt:${invocationId}:release`);
-      return BigInt(released.seq);
+      return await this.#settlement.settle(holdId, cost, `mkt:${invocationId}`);
     } catch (error) {
       this.#logger.warn({ err: error, invocation: invocationId, hold: holdId }, 'settling a hold failed; the sweep will settle it');
       return undefined;

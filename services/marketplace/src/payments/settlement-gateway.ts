@@ -1,6 +1,7 @@
 import type { AgentKey } from '@platform/client/agent-key';
 import { ServiceError } from '@platform/kit/errors';
 import { type JsonAnswer, type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
+import { formatAmount } from '@platform/kit/money';
 
 /** A hold as settlement shows it. */
 export interface HoldView {
@@ -84,6 +85,22 @@ export class SettlementGateway {
   /** Returns the whole hold to the payer. */
   release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
     return this.#write(`/v1/hold/${holdId}/release`, { idempotency_key: idempotencyKey }, true) as Promise<{ hold: HoldView; seq: number }>;
+  }
+
+  /**
+   * Ends a hold the marketplace is owed `micros` of: captures that much (settlement returns the rest to the payer
+   * in the same movement), or releases it all when nothing is owed. Returns the settlement seq that ended it, and
+   * whether anything was captured. A hold that had already expired or closed ends with `seq` 0 and nothing
+   * captured: the payer got its money back and the marketplace was not paid (logged by the caller).
+   */
+  async settle(holdId: string, micros: bigint, key: string): Promise<{ seq: bigint; captured: bigint }> {
+    try {
+      if (micros > 0n) return { seq: BigInt((await this.capture(holdId, formatAmount(micros), `${key}:capture`)).seqs[0] ?? 0), captured: micros };
+      return { seq: BigInt((await this.release(holdId, `${key}:release`)).seq), captured: 0n };
+    } catch (error) {
+      if (error instanceof PaymentRefused && (error.reason === 'hold_expired' || error.reason === 'hold_closed')) return { seq: 0n, captured: 0n };
+      throw error;
+    }
   }
 
   /** Pays from the marketplace's own account (developer payouts). */

@@ -86,11 +86,9 @@ export class Sweep {
       );
       return;
     }
-    const holdId = row.hold_id as string;
-    const seq =
-      row.cost_micros > 0n
-        ? BigInt((await this.#settlement.capture(holdId, money(row.cost_micros), `mkt:${row.id}:capture`)).seqs[0] ?? 0)
-        : BigInt((await this.#settlement.release(holdId, `mkt:${row.id}:release`)).seq);
-    await this.#invocations.setCaptureSeq(row.id, seq);
+    const settled = await this.#settlement.settle(row.hold_id as string, row.cost_micros, `mkt:${row.id}`);
+    if (settled.captured < row.cost_micros)
+      this.#logger.warn({ invocation: row.id, cost: money(row.cost_micros) }, 'the hold had ended before its capture: the call was not paid');
+    await this.#invocations.setSettled(row.id, settled.seq, settled.captured);
   }
 }

@@ -244,11 +244,9 @@ export class Tabs {
       this.#live.delete(id);
       return tabView(await this.#db.selectFrom('tabs').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
     }
-    const key = `mkt:tab:${id}:close`;
-    const seq =
-      row.spent_micros > 0n
-        ? BigInt((await this.#settlement.capture(row.hold_id, money(row.spent_micros), key)).seqs[0] ?? 0)
-        : BigInt((await this.#settlement.release(row.hold_id, key)).seq);
+    const { seq, captured } = await this.#settlement.settle(row.hold_id, row.spent_micros, `mkt:tab:${id}:close`);
+    if (captured < row.spent_micros)
+      this.#logger.warn({ tab: id, spent: money(row.spent_micros) }, 'the tab’s hold had ended before its close: nothing was captured');
     const closed = await this.#db
       .updateTable('tabs')
       .set({ status: 'closed', capture_seq: seq, closed_at: this.#clock.now() })
