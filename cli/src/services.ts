@@ -16,6 +16,8 @@ export const services: readonly ServiceEntry[] = [
   { name: 'marketplace', load: () => import('../../services/marketplace/src/main.ts') },
   { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
   { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
+  // The vault of the user's OAuth credentials (connect flow and tools are still to come: issue 15).
+  { name: 'connector', load: () => import('../../services/connector/src/main.ts') },
   // After the services it calls: `up` hands it their addresses.
   { name: 'daemon', load: () => import('../../services/daemon/src/main.ts') },
   // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive.

@@ -81,7 +81,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
     await within(waitForLine(child, /^router\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
-    for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory']) {
+    for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
       const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
       const [, url, data] = row.split(/\s{2,}/);
       assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);

@@ -22,6 +22,7 @@ export function createLogger(options: { level: LogLevel; service: string; pretty
         'req.headers["x-platform-user-api-key"]',
         'req.headers["x-ledger-payment"]',
         'req.headers["x-developer-token"]',
+        'req.headers["x-connector-agent"]',
       ],
       remove: true,
     },

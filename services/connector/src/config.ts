@@ -1,0 +1,44 @@
+import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { connectorLimits as limits } from './limits.ts';
+import { parseVaultKeys, vaultKeysSetting } from './vault/keyring.ts';
+
+export interface ConnectorConfig extends BaseConfig {
+  readonly transportToken: string;
+  readonly agentAuthSecret: string;
+  readonly dev: boolean;
+  /** CONNECTOR_VAULT_KEYS as given (checked here; the keyring itself is built by `resolveKeyring`). Empty in development. */
+  readonly vaultKeys: string;
+  readonly resealIntervalMs: number;
+  readonly resealBatch: number;
+}
+
+/** Used when CONNECTOR_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
+export const developmentSecret = 'platform-connector-development-secret-not-for-production';
+
+/**
+ * The connector service's settings, parsed once. In production (NODE_ENV=production, unless CONNECTOR_DEV=true)
+ * the transport token, the principal-token secret and the vault keys are required; in development an empty
+ * CONNECTOR_VAULT_KEYS means one key generated once into DATA_DIR.
+ */
+export function loadConfig(env: Env): ConnectorConfig {
+  const base = readBaseConfig(env, { service: 'connector', defaultPort: 9094 });
+  const dev = read.boolean(env, 'CONNECTOR_DEV', false);
+  const production = read.string(env, 'NODE_ENV', '') === 'production' && !dev;
+  const transportToken = read.string(env, 'PLATFORM_CONNECTOR_TOKEN', '');
+  const agentAuthSecret = read.string(env, 'CONNECTOR_AGENT_AUTH_SECRET', '');
+  const vaultKeys = read.string(env, vaultKeysSetting, '').trim();
+  if (production && transportToken === '') throw new ConfigError('PLATFORM_CONNECTOR_TOKEN is required in production (or set CONNECTOR_DEV=true)');
+  if (production && agentAuthSecret === '') throw new ConfigError('CONNECTOR_AGENT_AUTH_SECRET is required in production (or set CONNECTOR_DEV=true)');
+  if (production && vaultKeys === '') throw new ConfigError(`${vaultKeysSetting} is required in production (or set CONNECTOR_DEV=true)`);
+  // Parsed now so a bad setting stops the start with one line; the parsed keys are not kept in the frozen config.
+  if (vaultKeys !== '') parseVaultKeys(vaultKeys);
+  return Object.freeze({
+    ...base,
+    transportToken,
+    agentAuthSecret,
+    dev,
+    vaultKeys,
+    resealIntervalMs: read.duration(env, 'CONNECTOR_RESEAL_INTERVAL', limits.resealIntervalDefault, { min: 1_000, max: 86_400_000 }),
+    resealBatch: read.integer(env, 'CONNECTOR_RESEAL_BATCH', limits.resealBatchDefault, { min: 1, max: limits.resealBatchMax }),
+  });
+}

@@ -1,0 +1,13 @@
+import type { ServiceApp } from '@platform/kit/http/create-app';
+import { registerListConnections } from './list-connections.ts';
+import { registerListConnectors } from './list-connectors.ts';
+import type { RouteDeps } from './route-deps.ts';
+
+/** Principal-scoped routes sit under these prefixes (the catalogue is not: it is the same for everyone). */
+export const principalPrefixes = ['/v1/connections'] as const;
+
+/** Every connector route; all sit behind the transport bearer. */
+export function registerConnectorRoutes(app: ServiceApp, deps: RouteDeps): void {
+  registerListConnectors(app, deps);
+  registerListConnections(app, deps);
+}

@@ -1,0 +1,8 @@
+import type { ConnectionsRepository } from '../connections/connections.repository.ts';
+import type { ConnectorDefinition } from '../connectors/types.ts';
+
+/** What the routes are given; in a file of its own so the route files need not import the route list. */
+export interface RouteDeps {
+  connections: ConnectionsRepository;
+  connectors: readonly ConnectorDefinition[];
+}

@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
+import { migrate } from '@platform/kit/db/migrate';
+import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import { silentLogger, type TestEngine } from '@platform/testkit/databases';
+import { ManualClock } from '@platform/testkit/manual-clock';
+import { buildApp, principalHeader } from '../src/app.ts';
+import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
+import type { Credential } from '../src/connections/credential.ts';
+import { Resealer } from '../src/connections/reseal.ts';
+import { migrations } from '../src/db/migrations.ts';
+import type { ConnectorSchema } from '../src/db/schema.ts';
+import type { Keyring } from '../src/vault/keyring.ts';
+import { Vault } from '../src/vault/vault.ts';
+
+export const transportToken = 'test-transport-token';
+export const agentAuthSecret = 'test-agent-auth-secret';
+export const startTime = '2026-03-01T12:00:00.000Z';
+
+/** A keyring of fresh random keys; the first id is current unless `current` says otherwise. */
+export function keyringOf(ids: readonly string[], current = ids[0] as string, keys = new Map<string, Buffer>()): Keyring {
+  for (const id of ids) if (!keys.has(id)) keys.set(id, randomBytes(32));
+  return { currentId: current, keys: new Map(ids.map((id) => [id, keys.get(id) as Buffer])) };
+}
+
+/** A credential whose tokens are unique, so a test can search any output for them. */
+export function credentialFor(label: string): Credential {
+  return {
+    accessToken: `ya29.access-${label}-${randomBytes(8).toString('hex')}`,
+    refreshToken: `1//refresh-${label}-${randomBytes(8).toString('hex')}`,
+    expiresAt: new Date('2026-03-01T13:00:00.000Z'),
+  };
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  /** Transport bearer; defaults to the right one, null sends none. */
+  bearer?: string | null;
+}
+
+/** One connector service on a fresh database with a manual clock; `withKeys` gives repositories over other keyrings. */
+export async function startConnector(engine: TestEngine, options: { keyring?: Keyring } = {}) {
+  const fresh = await engine.fresh();
+  const database: Database<ConnectorSchema> = await openDatabase<ConnectorSchema>(fresh.options);
+  await migrate(database, 'connector', migrations);
+  const clock = new ManualClock(startTime);
+  const vault = new Vault(options.keyring ?? keyringOf(['k1']));
+  const app = buildApp({ db: database.db, ping: () => database.ping(), clock, logger: silentLogger, vault, transportToken, agentAuthSecret });
+  await app.ready();
+  const repository = new ConnectionsRepository(database.db, vault, clock);
+
+  /** A repository and re-sealer as an instance configured with `keyring` would have them, on the same database. */
+  function withKeys(keyring: Keyring, batchSize = 100) {
+    const otherVault = new Vault(keyring);
+    const otherRepository = new ConnectionsRepository(database.db, otherVault, clock);
+    return {
+      vault: otherVault,
+      repository: otherRepository,
+      resealer: new Resealer({ repository: otherRepository, vault: otherVault, batchSize, logger: silentLogger }),
+    };
+  }
+
+  async function call(method: 'GET' | 'POST', url: string, callOptions: CallOptions = {}) {
+    const headers: Record<string, string> = {};
+    const presented = callOptions.bearer === undefined ? transportToken : callOptions.bearer;
+    if (presented) headers.authorization = `Bearer ${presented}`;
+    if (callOptions.token !== undefined) headers[principalHeader.toLowerCase()] = callOptions.token;
+    const response = await app.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
+    return {
+      status: response.statusCode,
+      text: response.body,
+      // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
+      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean } },
+    };
+  }
+
+  /** Runs the handshake for a key (a new one by default) and returns it with its principal token and owner. */
+  async function agent(key: AgentKey = generateAgentKey()): Promise<{ key: AgentKey; token: string; owner: string }> {
+    const challenge = await call('POST', '/v1/agent/auth/challenge', { body: { did: key.did } });
+    const verify = await call('POST', '/v1/agent/auth/verify', {
+      body: { did: key.did, public_key: key.publicKeyHex, nonce: challenge.body.data.nonce, signature: key.sign(challenge.body.data.message) },
+    });
+    if (verify.status !== 200) throw new Error(`handshake failed: ${JSON.stringify(verify.body)}`);
+    return { key, token: verify.body.data.token as string, owner: verify.body.data.owner_user_id as string };
+  }
+
+  async function close() {
+    await app.close();
+    await database.close();
+    await fresh.dispose();
+  }
+
+  return { app, clock, database, vault, repository, withKeys, call, agent, close };
+}
+
+export type Connector = Awaited<ReturnType<typeof startConnector>>;
