@@ -62,15 +62,21 @@ describe('the on-chain service registry', () => {
 
       test('a changed manifest is recorded again on the next publish; an unchanged one sends nothing', async () => {
         const draft = await createListing(m, dev);
-        const first = (await m.call('POST', `/v1/services/${draft.id}/publish`, { headers: dev.headers })).body.data;
-        const again = (await m.call('POST', `/v1/services/${draft.id}/publish`, { headers: dev.headers })).body.data;
+        const publish = async () => {
+          const answer = await m.call('POST', `/v1/services/${draft.id}/publish`, { headers: dev.headers });
+          assert.equal(answer.status, 200, JSON.stringify(answer.body));
+          return answer.body.data;
+        };
+        const first = await publish();
+        const again = await publish();
         assert.equal(again.registry.tx_hash, first.registry.tx_hash, 'nothing to record: no transaction');
         const patched = await m.call('PATCH', `/v1/services/${draft.id}`, {
           headers: dev.headers,
           body: { manifest: testManifest({ summary: 'Now with rain' }) },
         });
+        assert.equal(patched.status, 200, JSON.stringify(patched.body));
         assert.equal(patched.body.data.registry.manifest_hash, first.manifest_hash, 'the chain trails until the next publish');
-        const republished = (await m.call('POST', `/v1/services/${draft.id}/publish`, { headers: dev.headers })).body.data;
+        const republished = await publish();
         assert.notEqual(republished.registry.tx_hash, first.registry.tx_hash);
         assert.equal(republished.registry.manifest_hash, patched.body.data.manifest_hash);
         const registry = (await m.call('GET', '/v1/registry')).body.data.address as Hex;

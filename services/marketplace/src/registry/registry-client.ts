@@ -138,7 +138,10 @@ export function createRegistryClient(options: RegistryClientOptions): ServiceReg
     address: async () => (await connection()).address,
     register(entry, onSent) {
       if (closed) return Promise.reject(new RegistryError('the marketplace is shutting down', true));
-      const next = queue.then(() => send(entry, onSent));
+      // A transient failure (the node busy, a fee moved) is tried once more: registering is idempotent on chain
+      // (the same id, hash and owner), so a second transaction after a first that did land changes nothing.
+      const once = () => send(entry, onSent);
+      const next = queue.then(() => once().catch((error: unknown) => (error instanceof RegistryError && error.retryable ? once() : Promise.reject(error))));
       queue = next.catch(() => undefined);
       return next;
     },
