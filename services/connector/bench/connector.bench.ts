@@ -5,7 +5,8 @@
  *  - plain node:crypto AES-256-GCM on the same bytes, no additional data: with a raw key Buffer (imported on every
  *    call, the common way to write it) and with a KeyObject made once (the floor ours builds on);
  *  - WebCrypto (crypto.subtle) AES-GCM with the same additional data and an imported CryptoKey, awaited per call;
- *  - and a credential read from the database (PGlite, in memory): select + unseal + decode, p50 and p99.
+ *  - a credential read from the database (PGlite, in memory): select + unseal + decode, p50 and p99;
+ *  - and a tool call through POST /v1/invoke against the same call straight to the provider stand-in (tool-call.ts).
  * Not part of `npm test`. Usage: npm run bench -w services/connector   (BENCH_SECONDS per contender, default 2)
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes, webcrypto } from 'node:crypto';
@@ -22,6 +23,7 @@ import { encodeCredential } from '../src/connections/credential.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ConnectorSchema } from '../src/db/schema.ts';
 import { additionalData, type Sealed, Vault } from '../src/vault/vault.ts';
+import { benchToolCalls } from './tool-call.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 const rounds = 5;
@@ -153,3 +155,18 @@ console.log(
   `\ncredential read from PGlite (select + unseal + decode), 5,000 reads over 1,000 rows: p50 ${p50(latencies).toFixed(3)} ms, p99 ${p99(latencies).toFixed(3)} ms`,
 );
 console.log(`cores busy during the reads: machine ${used.machine.toFixed(2)}, this process ${used.named(process.pid).toFixed(2)}`);
+
+// A tool call through the service (vault decrypt per call) against the provider called directly.
+const toolCalls = Number(process.env.BENCH_TOOL_CALLS ?? 5_000);
+const toolFrom = cpuSnapshot([process.pid]);
+const tool = await benchToolCalls(vault, toolCalls);
+const toolCpu = cpuBetween(toolFrom, cpuSnapshot([process.pid]));
+console.log(`\ntool call (calendar_list, 5 events), ${fmt(toolCalls)} sequential calls per path, keep-alive HTTP:`);
+console.log('| path | calls/s | p50 ms | p99 ms |');
+console.log('|---|---:|---:|---:|');
+console.log(`| provider stand-in directly | ${fmt(tool.direct.perSecond)} | ${tool.direct.p50.toFixed(3)} | ${tool.direct.p99.toFixed(3)} |`);
+console.log(`| through the connector (/v1/invoke) | ${fmt(tool.through.perSecond)} | ${tool.through.p50.toFixed(3)} | ${tool.through.p99.toFixed(3)} |`);
+console.log(
+  `added at p50: ${(tool.through.p50 - tool.direct.p50).toFixed(3)} ms (target < 2 ms); calls/s through ÷ direct: ${(tool.through.perSecond / tool.direct.perSecond).toFixed(2)}×`,
+);
+console.log(`cores busy during the tool calls: machine ${toolCpu.machine.toFixed(2)}, this process ${toolCpu.named(process.pid).toFixed(2)}`);

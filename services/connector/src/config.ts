@@ -10,6 +10,10 @@ export interface ConnectorConfig extends BaseConfig {
   readonly vaultKeys: string;
   readonly resealIntervalMs: number;
   readonly resealBatch: number;
+  /** Base URL of Google's REST APIs (Gmail v1 and Calendar v3 share it). */
+  readonly googleApiUrl: string;
+  /** Per provider call, from sending to the end of the answer. */
+  readonly providerTimeoutMs: number;
 }
 
 /** Used when CONNECTOR_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
@@ -40,5 +44,7 @@ export function loadConfig(env: Env): ConnectorConfig {
     vaultKeys,
     resealIntervalMs: read.duration(env, 'CONNECTOR_RESEAL_INTERVAL', limits.resealIntervalDefault, { min: 1_000, max: 86_400_000 }),
     resealBatch: read.integer(env, 'CONNECTOR_RESEAL_BATCH', limits.resealBatchDefault, { min: 1, max: limits.resealBatchMax }),
+    googleApiUrl: read.url(env, 'CONNECTOR_GOOGLE_API_URL', 'https://www.googleapis.com', production ? ['https:'] : ['https:', 'http:']),
+    providerTimeoutMs: read.duration(env, 'CONNECTOR_PROVIDER_TIMEOUT', limits.providerTimeoutDefault, { min: 100, max: 120_000 }),
   });
 }

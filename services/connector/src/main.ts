@@ -36,6 +36,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     vault,
     transportToken: config.transportToken,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
+    providers: { googleApiUrl: config.googleApiUrl, timeoutMs: config.providerTimeoutMs },
   });
   const resealer = new Resealer({ repository: new ConnectionsRepository(database.db, vault, clock), vault, batchSize: config.resealBatch, logger });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);

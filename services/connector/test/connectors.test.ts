@@ -17,6 +17,7 @@ const second: ConnectorDefinition = {
       scope: 'files.read',
       consequential: false,
       arguments: { type: 'object', properties: {}, required: [], additionalProperties: false },
+      run: async () => ({ files: [] }),
     },
   ],
 };

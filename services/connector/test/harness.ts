@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import pino, { type Logger } from 'pino';
 import { buildApp, principalHeader } from '../src/app.ts';
 import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
 import type { Credential } from '../src/connections/credential.ts';
 import { Resealer } from '../src/connections/reseal.ts';
+import type { ProviderSettings } from '../src/connectors/types.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ConnectorSchema } from '../src/db/schema.ts';
 import type { Keyring } from '../src/vault/keyring.ts';
@@ -40,13 +43,22 @@ export interface CallOptions {
 }
 
 /** One connector service on a fresh database with a manual clock; `withKeys` gives repositories over other keyrings. */
-export async function startConnector(engine: TestEngine, options: { keyring?: Keyring } = {}) {
+export async function startConnector(engine: TestEngine, options: { keyring?: Keyring; providers?: ProviderSettings; logger?: Logger } = {}) {
   const fresh = await engine.fresh();
   const database: Database<ConnectorSchema> = await openDatabase<ConnectorSchema>(fresh.options);
   await migrate(database, 'connector', migrations);
   const clock = new ManualClock(startTime);
   const vault = new Vault(options.keyring ?? keyringOf(['k1']));
-  const app = buildApp({ db: database.db, ping: () => database.ping(), clock, logger: silentLogger, vault, transportToken, agentAuthSecret });
+  const app = buildApp({
+    db: database.db,
+    ping: () => database.ping(),
+    clock,
+    logger: options.logger ?? silentLogger,
+    vault,
+    transportToken,
+    agentAuthSecret,
+    ...(options.providers ? { providers: options.providers } : {}),
+  });
   await app.ready();
   const repository = new ConnectionsRepository(database.db, vault, clock);
 
@@ -85,13 +97,31 @@ export async function startConnector(engine: TestEngine, options: { keyring?: Ke
     return { key, token: verify.body.data.token as string, owner: verify.body.data.owner_user_id as string };
   }
 
+  /** Seeds a connection the way the connect flow will store one: through the repository, so the credential is sealed. */
+  async function seed(owner: string, scopes: readonly string[], credential: Credential = credentialFor(owner), connector = 'google-workspace') {
+    await repository.save(owner, connector, scopes, credential);
+    return credential;
+  }
+
   async function close() {
     await app.close();
     await database.close();
     await fresh.dispose();
   }
 
-  return { app, clock, database, vault, repository, withKeys, call, agent, close };
+  return { app, clock, database, vault, repository, withKeys, call, agent, seed, close };
 }
 
 export type Connector = Awaited<ReturnType<typeof startConnector>>;
+
+/** A logger at trace level writing into memory, so a test can search everything the service logged. */
+export function capturingLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'trace' }, stream), text: () => lines.join('') };
+}

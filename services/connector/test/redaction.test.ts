@@ -1,31 +1,17 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { type TestEngine, testEngines } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { buildApp, principalHeader } from '../src/app.ts';
 import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
 import { Resealer } from '../src/connections/reseal.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ConnectorSchema } from '../src/db/schema.ts';
 import { Vault } from '../src/vault/vault.ts';
-import { agentAuthSecret, credentialFor, keyringOf, transportToken } from './harness.ts';
-
-/** A logger at trace level writing into memory, so the test can search everything the service logged. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'trace' }, stream), text: () => lines.join('') };
-}
+import { agentAuthSecret, capturingLogger, credentialFor, keyringOf, transportToken } from './harness.ts';
 
 const engine = testEngines()[0] as TestEngine;
 

@@ -59,6 +59,15 @@ export class ConnectionsRepository {
 
   /** The connection and its unsealed credential; throws the vault's error if the key is gone or the row altered. */
   async open(owner: string, connector: string): Promise<{ connection: ConnectionSummary; credential: Credential } | undefined> {
+    const found = await this.find(owner, connector);
+    return found && { connection: found.connection, credential: found.unseal() };
+  }
+
+  /**
+   * The connection from one select, with its credential still sealed: callers check status and scopes first and
+   * decrypt only a call that passes (`unseal` throws the vault's error if the key is gone or the row altered).
+   */
+  async find(owner: string, connector: string): Promise<{ connection: ConnectionSummary; unseal: () => Credential } | undefined> {
     const row = await this.#db
       .selectFrom('connections')
       .select([...summaryColumns, 'key_id', 'iv', 'ciphertext', 'tag'])
@@ -66,12 +75,15 @@ export class ConnectionsRepository {
       .where('connector', '=', connector)
       .executeTakeFirst();
     if (!row) return undefined;
-    const plaintext = this.#vault.unseal(sealedOf(row), { owner, connector });
-    try {
-      return { connection: summaryOf(row), credential: decodeCredential(plaintext) };
-    } finally {
-      plaintext.fill(0);
-    }
+    const unseal = () => {
+      const plaintext = this.#vault.unseal(sealedOf(row), { owner, connector });
+      try {
+        return decodeCredential(plaintext);
+      } finally {
+        plaintext.fill(0);
+      }
+    };
+    return { connection: summaryOf(row), unseal };
   }
 
   async setStatus(owner: string, connector: string, status: ConnectionStatus): Promise<boolean> {

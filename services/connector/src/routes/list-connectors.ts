@@ -31,7 +31,14 @@ export function registerListConnectors(app: ServiceApp, deps: RouteDeps): void {
         name: connector.name,
         description: connector.description,
         scopes: connector.scopes.map((scope) => ({ ...scope })),
-        tools: connector.tools.map((tool) => ({ ...tool })),
+        // Named fields: a tool also carries its code (`run`, `describe`), which is not data.
+        tools: connector.tools.map(({ name, description, scope, consequential, arguments: args }) => ({
+          name,
+          description,
+          scope,
+          consequential,
+          arguments: args,
+        })),
       }));
       return { ok: true as const, data: { connectors } };
     },
