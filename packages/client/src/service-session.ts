@@ -5,13 +5,37 @@ export class ServiceCallError extends Error {
   readonly status: number;
   readonly code: string;
   readonly retryable: boolean;
-  constructor(status: number, code: string, message: string, retryable = false) {
+  /** The envelope's `reason`, when the service gave one (e.g. settlement's `insufficient_funds`). */
+  readonly reason: string | undefined;
+  constructor(status: number, code: string, message: string, retryable = false, reason?: string) {
     super(`${status} ${code}: ${message}`);
     this.name = 'ServiceCallError';
     this.status = status;
     this.code = code;
     this.retryable = retryable;
+    this.reason = reason;
   }
+}
+
+/**
+ * How a session sends a request: `fetch` by default; a service calling another on a hot path passes one over the
+ * kit's keep-alive JSON client instead.
+ */
+export type SessionTransport = (
+  method: string,
+  url: URL,
+  init: { headers: Record<string, string>; body?: unknown },
+) => Promise<{ status: number; json: unknown }>;
+
+function fetchTransport(send: typeof fetch): SessionTransport {
+  return async (method, url, init) => {
+    const response = await send(url, {
+      method,
+      headers: { ...init.headers, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+    return { status: response.status, json: await response.json().catch(() => undefined) };
+  };
 }
 
 export interface SessionOptions {
@@ -23,12 +47,14 @@ export interface SessionOptions {
   transportToken?: string;
   key: AgentKey;
   fetch?: typeof fetch;
+  /** In place of `fetch`. */
+  transport?: SessionTransport;
 }
 
 interface Envelope<T> {
   ok: boolean;
   data?: T;
-  error?: { code: string; message: string; retryable?: boolean };
+  error?: { code: string; message: string; retryable?: boolean; reason?: string };
 }
 
 /**
@@ -38,10 +64,15 @@ interface Envelope<T> {
  * @example const alarms = await readEnvelope<{ alarms: AlarmView[] }>(await fetch(url, init))
  */
 export async function readEnvelope<T>(response: Response): Promise<T> {
-  const envelope = (await response.json().catch(() => ({ ok: false }))) as Envelope<T>;
-  if (response.ok && envelope.ok && envelope.data !== undefined) return envelope.data;
-  const error = envelope.error ?? { code: 'internal', message: `unexpected ${response.status} answer` };
-  throw new ServiceCallError(response.status, error.code, error.message, error.retryable ?? false);
+  return envelopeData<T>(response.status, await response.json().catch(() => undefined));
+}
+
+/** The `data` of an answer's envelope, or the ServiceCallError it carries. */
+export function envelopeData<T>(status: number, json: unknown): T {
+  const envelope = (json ?? { ok: false }) as Envelope<T>;
+  if (status >= 200 && status < 300 && envelope.ok && envelope.data !== undefined) return envelope.data;
+  const error = envelope.error ?? { code: 'internal', message: `unexpected ${status} answer` };
+  throw new ServiceCallError(status, error.code, error.message, error.retryable ?? false, error.reason);
 }
 
 /**
@@ -52,16 +83,25 @@ export async function readEnvelope<T>(response: Response): Promise<T> {
  */
 export class ServiceSession {
   readonly #options: SessionOptions;
-  readonly #fetch: typeof fetch;
+  readonly #send: SessionTransport;
   #token: string | undefined;
+  #authenticating: Promise<string> | undefined;
 
   constructor(options: SessionOptions) {
     this.#options = options;
-    this.#fetch = options.fetch ?? fetch;
+    this.#send = options.transport ?? fetchTransport(options.fetch ?? fetch);
   }
 
   /** Runs the handshake and returns the owner user id the service derived from the DID. */
-  async authenticate(): Promise<string> {
+  authenticate(): Promise<string> {
+    // Concurrent callers share one handshake (a burst of requests at start must not run one each).
+    this.#authenticating ??= this.#handshake().finally(() => {
+      this.#authenticating = undefined;
+    });
+    return this.#authenticating;
+  }
+
+  async #handshake(): Promise<string> {
     const { key } = this.#options;
     const challenge = await this.#call<{ nonce: string; message: string }>('POST', '/v1/agent/auth/challenge', { did: key.did }, false);
     const session = await this.#call<{ token: string; owner_user_id: string }>(
@@ -72,6 +112,11 @@ export class ServiceSession {
     );
     this.#token = session.token;
     return session.owner_user_id;
+  }
+
+  /** Calls a route without the principal token (public reads; writes a signed intent authorises by itself). */
+  requestWithoutPrincipal<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.#call<T>(method, path, body, false);
   }
 
   /** Calls a principal route; authenticates first when needed and once more if the token is refused. */
@@ -90,12 +135,7 @@ export class ServiceSession {
     const headers: Record<string, string> = {};
     if (this.#options.transportToken) headers.authorization = `Bearer ${this.#options.transportToken}`;
     if (withPrincipal && this.#token) headers[this.#options.principalHeader.toLowerCase()] = this.#token;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.#fetch(new URL(path, this.#options.baseUrl), {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return readEnvelope<T>(response);
+    const answer = await this.#send(method, new URL(path, this.#options.baseUrl), { headers, ...(body === undefined ? {} : { body }) });
+    return envelopeData<T>(answer.status, answer.json);
   }
 }

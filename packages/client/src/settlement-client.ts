@@ -1,5 +1,5 @@
 import type { AgentKey } from './agent-key.ts';
-import { ServiceSession } from './service-session.ts';
+import { ServiceSession, type SessionTransport } from './service-session.ts';
 
 export interface AccountView {
   did: string;
@@ -18,6 +18,18 @@ export interface PayRequest {
   idempotency_key?: string;
 }
 
+/** A hold as settlement shows it. */
+export interface HoldView {
+  id: string;
+  payer: string;
+  payee: string;
+  amount: string;
+  captured: string;
+  returned: string;
+  status: 'open' | 'captured' | 'released' | 'expired';
+  expires_at: string;
+}
+
 /**
  * The settlement service, for an agent: its own account and payments, authenticated by the DID handshake
  * (`X-Ledger-Agent`); `transportToken` is the optional LEDGER_TOKEN fleet gate.
@@ -27,7 +39,7 @@ export interface PayRequest {
 export class SettlementClient {
   readonly session: ServiceSession;
 
-  constructor(options: { baseUrl: string; transportToken?: string; key: AgentKey; fetch?: typeof fetch }) {
+  constructor(options: { baseUrl: string; transportToken?: string; key: AgentKey; fetch?: typeof fetch; transport?: SessionTransport }) {
     this.session = new ServiceSession({ ...options, service: 'settlement', principalHeader: 'X-Ledger-Agent' });
   }
   balance(): Promise<AccountView> {
@@ -35,6 +47,31 @@ export class SettlementClient {
   }
   pay(request: PayRequest): Promise<{ seq: number; receipt: Record<string, unknown> }> {
     return this.session.request('POST', '/v1/pay', request);
+  }
+  /**
+   * Escrow for `to`, authorised by the payer's signed intent alone (`intent`, the wire form): no principal token is
+   * sent, so the caller may be the payee placing the payer's hold.
+   */
+  placeHold(request: {
+    to: string;
+    amount: string;
+    ref: string;
+    intent: string;
+    expires_in_seconds: number;
+    idempotency_key?: string;
+  }): Promise<{ hold: HoldView; seq: number }> {
+    return this.session.requestWithoutPrincipal('POST', '/v1/hold', request);
+  }
+  /** As the beneficiary: takes `amount` of the hold (default all); the rest returns to the payer at once. */
+  capture(holdId: string, request: { amount?: string; idempotency_key?: string }): Promise<{ hold: HoldView; seqs: number[] }> {
+    return this.session.request('POST', `/v1/hold/${holdId}/capture`, request);
+  }
+  /** Returns the whole hold to the payer. */
+  release(holdId: string, request: { idempotency_key?: string } = {}): Promise<{ hold: HoldView; seq: number }> {
+    return this.session.request('POST', `/v1/hold/${holdId}/release`, request);
+  }
+  hold(holdId: string): Promise<HoldView> {
+    return this.session.requestWithoutPrincipal('GET', `/v1/hold/${holdId}`);
   }
   /** SETTLEMENT_DEV only: credits the caller, recorded as a deposit. */
   faucet(amount: string): Promise<Record<string, unknown>> {

@@ -31,7 +31,7 @@ export interface ListingSeed {
   tags?: string[];
   operations?: OperationSeed[];
   /** Measured stats; none: no listing_stats row (never called). `latencyMs` is the mean over `calls`. */
-  stats?: { calls: number; successes: number; failures: number; latencyMs?: number; revenueMicros?: bigint } | undefined;
+  stats?: { calls: number; successes: number; failures: number; latencyMs?: number } | undefined;
 }
 
 export const ownerAddress = '0x1111111111111111111111111111111111111111';
@@ -94,7 +94,7 @@ export async function insertListings(db: Kysely<MarketplaceSchema>, seeds: reado
     await db.insertInto('listings').values(rows).execute();
     const stats = seeds.slice(offset, offset + batch).flatMap((seed, index) => {
       if (!seed.stats) return [];
-      const { calls, successes, failures, latencyMs = 0, revenueMicros = 0n } = seed.stats;
+      const { calls, successes, failures, latencyMs = 0 } = seed.stats;
       return [
         {
           listing_id: rows[index]?.id as string,
@@ -102,7 +102,6 @@ export async function insertListings(db: Kysely<MarketplaceSchema>, seeds: reado
           successes: BigInt(successes),
           failures: BigInt(failures),
           latency_ms_total: BigInt(Math.round(latencyMs * calls)),
-          revenue_micros: revenueMicros,
           last_call_at: calls > 0 ? now : null,
         },
       ];

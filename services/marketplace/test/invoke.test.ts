@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
 import { parseAmount } from '@platform/kit/money';
 import { testEngines } from '@platform/testkit/databases';
+import { ManualClock } from '@platform/testkit/manual-clock';
 import { type Hex, verifyTypedData } from 'viem';
 import { marketplaceDomain, quoteTypes } from '../src/payments/eip712.ts';
+import { providerCallDomain } from '../src/payments/provider-call.ts';
+import { startMarketplace } from './harness.ts';
 import { type Caller, paidWorldForFile, payTerms, providerManifest, seedActiveListing, startPaidMarketplace } from './paid-fixtures.ts';
 
 const micros = (text: string): bigint => {
@@ -71,7 +76,12 @@ for (const engine of testEngines()) {
       assert.equal(read.body.data.settlement_seq, data.settlement_seq);
       const seen = world.provider.calls.find((call) => call.body.invocation_id === data.invocation_id);
       assert.equal(seen?.body.caller_did, caller.did);
-      assert.match(seen?.signature ?? '', /^[0-9a-f]{128}$/, 'the provider can check the call came from the marketplace');
+      const signed = `${providerCallDomain}${data.invocation_id}\n${createHash('sha256')
+        .update(seen?.raw ?? '')
+        .digest('hex')}`;
+      const marketplaceKey = publicKeyFromHex(market.identity.agent.publicKeyHex) as NonNullable<ReturnType<typeof publicKeyFromHex>>;
+      assert.equal(verifyMessage(marketplaceKey, signed, seen?.signature ?? ''), true, 'the provider can check the call came from the marketplace');
+      assert.equal(verifyMessage(marketplaceKey, `${signed}x`, seen?.signature ?? ''), false);
     });
 
     test('the receipt is EIP-712, signed by the marketplace, binding digests, amount and the settlement seq; viem alone verifies it', async () => {
@@ -238,3 +248,29 @@ for (const engine of testEngines()) {
     });
   });
 }
+
+describe('settlement out of reach', () => {
+  test('a paid call is 503 payment_unavailable, the provider is not called, and the key is free for a retry', async () => {
+    const engine = testEngines()[0] as NonNullable<ReturnType<typeof testEngines>[0]>;
+    const market = await startMarketplace(engine, { clock: new ManualClock(new Date()), env: { MARKETPLACE_SETTLEMENT_URL: 'http://127.0.0.1:1' } });
+    try {
+      const serviceId = await seedActiveListing(market.database.db, providerManifest(world.provider.url));
+      const caller = await market.caller(generateAgentKey());
+      const body = { operation: 'echo', args: { text: 'unreachable' } };
+      const headers = { 'idempotency-key': 'while-settlement-is-down' };
+      const challenge = await market.call('POST', `/v1/invoke/${serviceId}`, { caller, body, headers });
+      const answer = await market.call('POST', `/v1/invoke/${serviceId}`, {
+        caller,
+        body,
+        headers: { ...headers, 'x-ledger-payment': payTerms(caller.key, challenge.body.detail.terms) },
+      });
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.error, 'payment_unavailable');
+      assert.equal(answer.body.detail.reason, 'settlement_unavailable');
+      assert.equal(world.provider.calls.filter((call) => call.body.args.text === 'unreachable').length, 0);
+      assert.equal(await market.deps.payments.desk.invocations.byKey(caller.did, headers['idempotency-key']), undefined, 'nothing claimed');
+    } finally {
+      await market.close();
+    }
+  });
+});

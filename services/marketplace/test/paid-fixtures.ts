@@ -36,6 +36,8 @@ export interface ProviderCall {
   path: string;
   body: { invocation_id: string; operation: string; args: Record<string, unknown>; caller_did: string; max_units: number; unit: string };
   signature: string | undefined;
+  /** The body's bytes as received (what the signature covers). */
+  raw: string;
 }
 
 /**
@@ -48,9 +50,10 @@ export async function startProvider() {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ProviderCall['body'];
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const body = JSON.parse(raw) as ProviderCall['body'];
       const header = request.headers['x-marketplace-signature'];
-      calls.push({ path: request.url ?? '', body, signature: typeof header === 'string' ? header : undefined });
+      calls.push({ path: request.url ?? '', body, signature: typeof header === 'string' ? header : undefined, raw });
       const send = (status: number, value: unknown) => {
         response.writeHead(status, { 'content-type': 'application/json' });
         response.end(JSON.stringify(value));

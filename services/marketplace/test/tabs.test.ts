@@ -190,6 +190,9 @@ for (const engine of testEngines()) {
       assert.equal((await settle(3, '30', '0.030000')).status, 409, 'units cannot go down');
       assert.equal((await settle(3, '40', '0.041000')).status, 400, 'cumulative must be units × price');
       assert.equal((await settle(3, '200', '0.200000')).status, 402, 'past the deposit');
+      const read = await market.call('GET', `/v1/streams/${stream.id}`, { caller });
+      assert.deepEqual([read.body.data.kind, read.body.data.spent, read.body.data.sequence, read.body.data.status], ['stream', '0.035000', '2', 'open']);
+      assert.equal((await market.call('GET', `/v1/streams/${stream.id}`, { caller: await market.caller() })).status, 404, 'another caller’s session');
       const closed = await market.call('POST', `/v1/streams/${stream.id}/close`, { caller });
       assert.equal(closed.body.data.spent, '0.035000');
       assert.equal((await market.ledger.receipt(closed.body.data.settlement_seq)).amount, '0.035000');

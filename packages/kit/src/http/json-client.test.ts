@@ -36,6 +36,8 @@ describe('the keep-alive JSON client', () => {
     const answer = await client.request('POST', `${base}/echo`, { body: { a: 1 }, headers: { authorization: 'Bearer t' } });
     assert.equal(answer.status, 201);
     assert.deepEqual(answer.json, { method: 'POST', body: { a: 1 }, auth: 'Bearer t' });
+    const signed = await client.request('POST', `${base}/echo`, { bodyText: '{"a":2}' });
+    assert.deepEqual((signed.json as { body: unknown }).body, { a: 2 }, 'bodyText is sent as it is');
     const text = await client.request('GET', `${base}/text`);
     assert.equal(text.json, undefined, 'an answer that is not JSON has no json');
     assert.equal(text.text, 'not json');

@@ -46,10 +46,15 @@ export function createJsonClient(options: JsonClientOptions) {
   function request(
     method: string,
     url: string | URL,
-    init: { headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
+    init: {
+      headers?: Record<string, string>;
+      body?: unknown;
+      timeoutMs?: number /** The body already serialised (it was signed as these bytes). */;
+      bodyText?: string;
+    } = {},
   ): Promise<JsonAnswer> {
     const target = typeof url === 'string' ? new URL(url) : url;
-    const text = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const text = init.bodyText ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
     const headers: http.OutgoingHttpHeaders = { accept: 'application/json', ...init.headers };
     if (text !== undefined) {
       headers['content-type'] = 'application/json';

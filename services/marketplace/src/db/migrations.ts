@@ -1,8 +1,8 @@
 import { nonceMigration } from '@platform/kit/auth/nonce-store';
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { rankingMigration, rankingMigrationName } from '../discovery/migration.ts';
-import { discoveryMigration, discoveryMigrationName } from './migrations-discovery.ts';
+import { discoveryMigration, discoveryMigrationName } from '../discovery/filter-columns-migration.ts';
+import { rankingMigration, rankingMigrationName } from '../discovery/ranking-migration.ts';
 
 /** One statement at a time: PGlite's extended protocol takes a single command per query. */
 function statements(text: string): Migration {
@@ -168,4 +168,6 @@ export const migrations: Record<string, Migration> = {
   '0003_payments': statements(paymentsSql),
   [discoveryMigrationName]: discoveryMigration,
   [rankingMigrationName]: rankingMigration,
+  // Revenue is summed from invocations where it is shown (earnings, analytics); the running total was never read.
+  '0006_drop_stats_revenue': statements('alter table listing_stats drop column revenue_micros'),
 };

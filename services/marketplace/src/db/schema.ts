@@ -62,9 +62,8 @@ export interface ListingStatsTable {
   /** Failures the provider caused (errors, timeouts, bad answers); a caller's mistake is not counted. */
   failures: bigint;
   latency_ms_total: bigint;
-  revenue_micros: bigint;
   last_call_at: Date | null;
-  /** Stored generated columns (discovery/migration.ts): quality.ts's formula, kept with the counts it is computed from. */
+  /** Stored generated columns (discovery/ranking-migration.ts): quality.ts's formula, kept with the counts it is computed from. */
   readonly reliability?: number;
   readonly quality?: number;
   readonly uptime_bps?: number | null;

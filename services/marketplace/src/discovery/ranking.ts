@@ -34,7 +34,7 @@ const lit = (value: number) => sql.lit(value);
 /*
  * Aliases: `l` listings, `s` listing_stats (left-joined: a listing never called has no row, and then has the
  * prior's 0.5 for both Q and R, as `measure(undefined)` does). Q, R and uptime_bps are listing_stats' generated
- * columns (`discovery/migration.ts`).
+ * columns (`discovery/ranking-migration.ts`).
  */
 /** R: the smoothed success rate. */
 export const reliabilitySql = sql<number>`coalesce(s.reliability, ${lit(qualityPriorRate)})`;

@@ -5,13 +5,25 @@ import { type ErrorCode, ServiceError } from '@platform/kit/errors';
  * the spec names otherwise are renamed here; the HTTP status stays the kit's (a 413 is still a 413). `detail`
  * carries the error's extra members and `retryable`; `ok: false` is there too, as in every platform service.
  */
-const specCode: Partial<Record<ErrorCode, MarketplaceErrorCode>> = {
-  internal: 'internal_error',
-  unavailable: 'service_unavailable',
-  not_implemented: 'service_unavailable',
+// Every kit code has its spec code here, so a code added to the kit cannot reach a caller unrenamed (the type says so).
+const specCode: Record<ErrorCode, MarketplaceErrorCode> = {
+  invalid_request: 'invalid_request',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  not_found: 'not_found',
+  conflict: 'conflict',
   busy: 'conflict',
+  payment_required: 'payment_required',
+  account_deleted: 'not_found',
+  quote_expired: 'quote_expired',
   payload_too_large: 'invalid_request',
   unsupported_media_type: 'invalid_request',
+  rate_limited: 'rate_limited',
+  account_suspended: 'forbidden',
+  internal: 'internal_error',
+  not_implemented: 'service_unavailable',
+  unavailable: 'service_unavailable',
+  payment_unavailable: 'payment_unavailable',
 };
 
 export const marketplaceErrorCodes = [
@@ -39,7 +51,7 @@ export interface MarketplaceFailure {
 export function renderFailure(error: ServiceError): MarketplaceFailure {
   return {
     ok: false,
-    error: specCode[error.code] ?? (error.code as MarketplaceErrorCode),
+    error: specCode[error.code],
     message: error.message,
     detail: { ...error.details, retryable: error.retryable },
   };

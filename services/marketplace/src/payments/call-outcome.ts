@@ -39,3 +39,10 @@ export function outcomeOf(row: InvocationTable): CallOutcome {
     }),
   };
 }
+
+/** The same idempotency key with another request: refused, naming the call it was used for. */
+export function keyReused(invocationId: string): ServiceError {
+  return new ServiceError('conflict', 'this Idempotency-Key was used for another call', {
+    details: { reason: 'idempotency_key_reused', invocation_id: invocationId },
+  });
+}

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { InvocationTable, MarketplaceSchema } from '../db/schema.ts';
+import { addToListingStats } from './listing-stats.ts';
 
 type Db = Kysely<MarketplaceSchema>;
 
@@ -11,7 +12,6 @@ export interface StatsDelta {
   /** Whether the provider is to blame for a failure (a caller's mistake does not count against it). */
   providerFailure: boolean;
   latencyMs: number;
-  revenueMicros: bigint;
 }
 
 /** The invocations table: claimed before anything moves, finished once, read by callers and dashboards. */
@@ -59,15 +59,9 @@ export class InvocationsRepository {
         where id = ${id}
         returning listing_id, finished_at
       )
-      insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, revenue_micros, last_call_at)
-      select listing_id, ${counted}, ${success}, ${failure}, ${counted === 1 ? stats.latencyMs : 0}, ${stats.revenueMicros}, finished_at from finished
-      on conflict (listing_id) do update set
-        calls = listing_stats.calls + excluded.calls,
-        successes = listing_stats.successes + excluded.successes,
-        failures = listing_stats.failures + excluded.failures,
-        latency_ms_total = listing_stats.latency_ms_total + excluded.latency_ms_total,
-        revenue_micros = listing_stats.revenue_micros + excluded.revenue_micros,
-        last_call_at = excluded.last_call_at`.execute(this.#db);
+      insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, last_call_at)
+      select listing_id, ${counted}, ${success}, ${failure}, ${counted === 1 ? stats.latencyMs : 0}, finished_at from finished
+      ${addToListingStats}`.execute(this.#db);
   }
 
   /** Notes how the call's hold ended: the settlement seq, and what was captured (less than the cost if the hold had ended first). */

@@ -9,7 +9,7 @@ import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/sch
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
 import { invokeRef, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, outcomeOf } from './call-outcome.ts';
+import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
 import { callerInvocationView } from './invocation-view.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { ListingCache } from './listing-cache.ts';
@@ -146,10 +146,7 @@ export class InvokeDesk {
 
   /** A second request with a claimed key: the first one's outcome, once it has one. */
   async #replay(existing: InvocationTable, requestHash: string): Promise<CallOutcome> {
-    if (existing.request_hash !== requestHash)
-      throw new ServiceError('conflict', 'this Idempotency-Key was used for another call', {
-        details: { reason: 'idempotency_key_reused', invocation_id: existing.id },
-      });
+    if (existing.request_hash !== requestHash) throw keyReused(existing.id);
     if (existing.status === 'pending') {
       const running = this.#inFlight.get(existing.id);
       if (running) return running;
@@ -257,7 +254,7 @@ export class InvokeDesk {
         finished_at: finishedAt,
         ...stored,
       },
-      { success: served.ok, providerFailure: !served.ok, latencyMs: Math.round(served.latencyMs), revenueMicros: cost },
+      { success: served.ok, providerFailure: !served.ok, latencyMs: Math.round(served.latencyMs) },
     );
     return outcome;
   }

@@ -10,5 +10,4 @@ export const addToListingStats = sql`
     successes = listing_stats.successes + excluded.successes,
     failures = listing_stats.failures + excluded.failures,
     latency_ms_total = listing_stats.latency_ms_total + excluded.latency_ms_total,
-    revenue_micros = listing_stats.revenue_micros + excluded.revenue_micros,
     last_call_at = greatest(listing_stats.last_call_at, excluded.last_call_at)`;

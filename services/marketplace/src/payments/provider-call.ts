@@ -65,14 +65,16 @@ export async function callProvider(
     max_units: operation.pricing.max_units,
     unit: operation.pricing.unit,
   };
-  const digest = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  // Serialised once: the signature covers exactly the bytes sent.
+  const bodyText = JSON.stringify(body);
+  const digest = createHash('sha256').update(bodyText).digest('hex');
   const url = new URL(`${call.endpoint.replace(/\/+$/, '')}${operation.path ?? `/${operation.name}`}`);
   const started = call.now();
   const elapsed = () => call.now() - started;
   let answer: Awaited<ReturnType<JsonClient['request']>>;
   try {
     answer = await client.request('POST', url, {
-      body,
+      bodyText,
       timeoutMs: call.timeoutMs,
       headers: {
         'x-marketplace-invocation': call.invocationId,

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Hex, PrivateKeyAccount } from 'viem';
 import type { ListingTable, MarketplaceSchema, QuoteTable } from '../db/schema.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
-import { signQuote, uuidBytes32 } from './eip712.ts';
+import { marketplaceDomain, signQuote, uuidBytes32 } from './eip712.ts';
 import { money, unitPriceMicros } from './pricing.ts';
 
 /** A signed quote as callers get it. */
@@ -20,7 +20,7 @@ export interface QuoteView {
   pricing_version: number;
   expires_at: string;
   signer: string;
-  domain: ReturnType<typeof import('./eip712.ts').marketplaceDomain>;
+  domain: ReturnType<typeof marketplaceDomain>;
   digest: string;
   signature: string;
 }
@@ -110,7 +110,7 @@ export class Quotes {
       pricing_version: row.pricing_version,
       expires_at: row.expires_at.toISOString(),
       signer: this.#signer.address,
-      domain: { name: 'Platform Marketplace', version: '1', chainId: this.#chainId },
+      domain: marketplaceDomain(this.#chainId),
       digest: row.digest as Hex,
       signature: row.signature,
     };

@@ -1,19 +1,9 @@
 import type { AgentKey } from '@platform/client/agent-key';
+import { ServiceCallError, type SessionTransport } from '@platform/client/service-session';
+import { type HoldView, SettlementClient } from '@platform/client/settlement-client';
 import { ServiceError } from '@platform/kit/errors';
-import { type JsonAnswer, type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
+import { type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
 import { formatAmount } from '@platform/kit/money';
-
-/** A hold as settlement shows it. */
-export interface HoldView {
-  id: string;
-  payer: string;
-  payee: string;
-  amount: string;
-  captured: string;
-  returned: string;
-  status: 'open' | 'captured' | 'released' | 'expired';
-  expires_at: string;
-}
 
 /** Settlement refused to move funds for a reason the caller can act on (bad intent, insufficient funds, …). */
 export class PaymentRefused extends Error {
@@ -29,33 +19,26 @@ export class PaymentRefused extends Error {
   }
 }
 
-interface Envelope {
-  ok?: boolean;
-  data?: unknown;
-  error?: { code?: string; message?: string; reason?: string; retryable?: boolean };
-}
-
 /**
- * The marketplace's side of settlement. Holds are placed with the caller's signed intent (the intent alone
- * authorises them; settlement checks it again and consumes its nonce); captures, releases and payouts are the
- * marketplace's own, as the holds' beneficiary, with its principal token from the DID handshake. Every write
- * carries an idempotency key derived from the marketplace's own record, so a retry after a lost answer never
- * moves funds twice. Refusals a caller can act on are `PaymentRefused`; an unreachable or failing settlement is
- * 503 `payment_unavailable`.
+ * The marketplace's side of settlement: the platform's settlement client (its session runs the DID handshake and
+ * renews the principal token) over the kit's keep-alive JSON client, this being every paid call's hot path. Holds
+ * are placed with the caller's signed intent alone (settlement checks it again and consumes its nonce); captures,
+ * releases and payouts are the marketplace's own, as the holds' beneficiary. Every write carries an idempotency key
+ * derived from the marketplace's own record, so a retry after a lost answer never moves funds twice. Refusals a
+ * caller can act on are `PaymentRefused`; an unreachable or failing settlement is 503 `payment_unavailable`.
  */
 export class SettlementGateway {
-  readonly #baseUrl: string;
-  readonly #ledgerToken: string;
   readonly #agent: AgentKey;
-  readonly #client: JsonClient;
-  #token: string | undefined;
-  #authenticating: Promise<string> | undefined;
+  readonly #client: SettlementClient;
 
   constructor(options: { baseUrl: string; ledgerToken: string; agent: AgentKey; client: JsonClient }) {
-    this.#baseUrl = options.baseUrl;
-    this.#ledgerToken = options.ledgerToken;
     this.#agent = options.agent;
-    this.#client = options.client;
+    this.#client = new SettlementClient({
+      baseUrl: options.baseUrl,
+      key: options.agent,
+      ...(options.ledgerToken === '' ? {} : { transportToken: options.ledgerToken }),
+      transport: overJsonClient(options.client),
+    });
   }
 
   /** The marketplace's DID at settlement: the payee of every hold. */
@@ -67,31 +50,33 @@ export class SettlementGateway {
     intentWire: string,
     terms: { amount: string; ref: string; expiresInSeconds: number; idempotencyKey: string },
   ): Promise<{ hold: HoldView; seq: number }> {
-    return this.#write('/v1/hold', {
-      to: this.#agent.did,
-      amount: terms.amount,
-      ref: terms.ref,
-      intent: intentWire,
-      expires_in_seconds: terms.expiresInSeconds,
-      idempotency_key: terms.idempotencyKey,
-    }) as Promise<{ hold: HoldView; seq: number }>;
+    return refusals(() =>
+      this.#client.placeHold({
+        to: this.#agent.did,
+        amount: terms.amount,
+        ref: terms.ref,
+        intent: intentWire,
+        expires_in_seconds: terms.expiresInSeconds,
+        idempotency_key: terms.idempotencyKey,
+      }),
+    );
   }
 
   /** Takes `amount` of the hold (the rest returns to the payer at once). */
   capture(holdId: string, amount: string, idempotencyKey: string): Promise<{ hold: HoldView; seqs: number[] }> {
-    return this.#write(`/v1/hold/${holdId}/capture`, { amount, idempotency_key: idempotencyKey }, true) as Promise<{ hold: HoldView; seqs: number[] }>;
+    return refusals(() => this.#client.capture(holdId, { amount, idempotency_key: idempotencyKey }));
   }
 
   /** Returns the whole hold to the payer. */
   release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
-    return this.#write(`/v1/hold/${holdId}/release`, { idempotency_key: idempotencyKey }, true) as Promise<{ hold: HoldView; seq: number }>;
+    return refusals(() => this.#client.release(holdId, { idempotency_key: idempotencyKey }));
   }
 
   /**
    * Ends a hold the marketplace is owed `micros` of: captures that much (settlement returns the rest to the payer
    * in the same movement), or releases it all when nothing is owed. Returns the settlement seq that ended it, and
-   * whether anything was captured. A hold that had already expired or closed ends with `seq` 0 and nothing
-   * captured: the payer got its money back and the marketplace was not paid (logged by the caller).
+   * what was captured. A hold that had already expired or closed ends with `seq` 0 and nothing captured: the payer
+   * got its money back and the marketplace was not paid (logged by the caller).
    */
   async settle(holdId: string, micros: bigint, key: string): Promise<{ seq: bigint; captured: bigint }> {
     try {
@@ -105,75 +90,31 @@ export class SettlementGateway {
 
   /** Pays from the marketplace's own account (developer payouts). */
   pay(to: string, amount: string, ref: string, idempotencyKey: string): Promise<{ seq: number }> {
-    return this.#write('/v1/pay', { to, amount, ref, idempotency_key: idempotencyKey }, true) as Promise<{ seq: number }>;
+    return refusals(() => this.#client.pay({ to, amount, ref, idempotency_key: idempotencyKey }));
   }
+}
 
-  async hold(holdId: string): Promise<HoldView | undefined> {
-    const answer = await this.#send('GET', `/v1/hold/${holdId}`, undefined, false);
-    if (answer.status === 404) return undefined;
-    return this.#data(answer) as HoldView;
-  }
-
-  /** The marketplace's own account (its balance is what payouts can draw on). */
-  async balance(): Promise<{ balance: string; held: string }> {
-    return this.#data(await this.#send('GET', '/v1/balance', undefined, true)) as { balance: string; held: string };
-  }
-
-  async #write(path: string, body: unknown, asBeneficiary = false): Promise<unknown> {
-    let answer = await this.#send('POST', path, body, asBeneficiary);
-    if (answer.status === 401 && asBeneficiary && /principal token/.test(this.#message(answer))) {
-      // The token expired: one handshake more.
-      this.#token = undefined;
-      answer = await this.#send('POST', path, body, asBeneficiary);
-    }
-    return this.#data(answer);
-  }
-
-  async #send(method: string, path: string, body: unknown, withPrincipal: boolean): Promise<JsonAnswer> {
-    const headers: Record<string, string> = {};
-    if (this.#ledgerToken !== '') headers.authorization = `Bearer ${this.#ledgerToken}`;
-    if (withPrincipal) headers['x-ledger-agent'] = await this.#principal();
+/** The session's requests over the keep-alive client; a settlement that cannot be reached is `payment_unavailable`. */
+function overJsonClient(client: JsonClient): SessionTransport {
+  return async (method, url, init) => {
     try {
-      return await this.#client.request(method, new URL(path, this.#baseUrl), { headers, body });
+      const answer = await client.request(method, url, init);
+      return { status: answer.status, json: answer.json };
     } catch (error) {
       if (error instanceof JsonClientError) throw unavailable(`settlement did not answer: ${error.message}`);
       throw error;
     }
-  }
+  };
+}
 
-  #data(answer: JsonAnswer): unknown {
-    const envelope = (answer.json ?? {}) as Envelope;
-    if (answer.status === 200 && envelope.ok === true) return envelope.data;
-    const error = envelope.error ?? {};
-    if (answer.status >= 500 || answer.status === 429 || error.retryable === true)
-      throw unavailable(`settlement answered ${answer.status} ${error.code ?? ''}: ${error.message ?? answer.text.slice(0, 200)}`);
-    throw new PaymentRefused(answer.status, error.code ?? 'unknown', error.message ?? `settlement answered ${answer.status}`, error.reason);
-  }
-
-  #message(answer: JsonAnswer): string {
-    return ((answer.json ?? {}) as Envelope).error?.message ?? '';
-  }
-
-  #principal(): Promise<string> {
-    if (this.#token !== undefined) return Promise.resolve(this.#token);
-    this.#authenticating ??= this.#handshake().finally(() => {
-      this.#authenticating = undefined;
-    });
-    return this.#authenticating;
-  }
-
-  async #handshake(): Promise<string> {
-    const challenge = this.#data(await this.#send('POST', '/v1/agent/auth/challenge', { did: this.#agent.did }, false)) as { nonce: string; message: string };
-    const session = this.#data(
-      await this.#send(
-        'POST',
-        '/v1/agent/auth/verify',
-        { did: this.#agent.did, public_key: this.#agent.publicKeyHex, nonce: challenge.nonce, signature: this.#agent.sign(challenge.message) },
-        false,
-      ),
-    ) as { token: string };
-    this.#token = session.token;
-    return session.token;
+/** Settlement's answers as the marketplace acts on them: failing or busy is unavailable; anything else refused. */
+async function refusals<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof ServiceCallError)) throw error;
+    if (error.status >= 500 || error.status === 429 || error.retryable) throw unavailable(`settlement answered ${error.message}`);
+    throw new PaymentRefused(error.status, error.code, error.message, error.reason);
   }
 }
 

@@ -82,7 +82,7 @@ export class Sweep {
           capture_seq: released === undefined ? null : BigInt(released.seq),
           finished_at: this.#clock.now(),
         },
-        { success: false, providerFailure: false, latencyMs: 0, revenueMicros: 0n },
+        { success: false, providerFailure: false, latencyMs: 0 },
       );
       return;
     }

@@ -10,13 +10,13 @@ import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/sch
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
 import { digestOf, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, outcomeOf } from './call-outcome.ts';
+import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
 import { callerInvocationView } from './invocation-view.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { callCapMicros, costMicros, money } from './pricing.ts';
 import type { ProviderOutcome } from './provider-call.ts';
 import type { TabLedger } from './tab-ledger.ts';
-import { type LiveTab, type TabKind, type Tabs, type TabView, tabView } from './tabs.ts';
+import type { LiveTab, TabKind, Tabs, TabView } from './tabs.ts';
 
 /** A voucher as callers send it. */
 export interface VoucherInput {
@@ -228,9 +228,7 @@ export class TabDesk {
       const paid = running ? undefined : (earlier as InvocationTable).request_hash;
       if (paid === undefined || paid === requestHash) return outcome;
     }
-    throw new ServiceError('conflict', `voucher ${sequence} is stale: the ${live.row.kind} is at sequence ${live.row.sequence}; sign the next one`, {
-      details: { reason: 'voucher_stale', sequence: live.row.sequence.toString() },
-    });
+    throw staleVoucher(live, sequence);
   }
 
   async #replayByKey(caller: string, key: string, requestHash: string): Promise<CallOutcome | undefined> {
@@ -238,10 +236,7 @@ export class TabDesk {
     if (running) return running;
     const earlier = await this.#invocations.byKey(caller, key);
     if (!earlier) return undefined;
-    if (earlier.request_hash !== requestHash)
-      throw new ServiceError('conflict', 'this Idempotency-Key was used for another call', {
-        details: { reason: 'idempotency_key_reused', invocation_id: earlier.id },
-      });
+    if (earlier.request_hash !== requestHash) throw keyReused(earlier.id);
     return outcomeOf(earlier);
   }
 
@@ -266,9 +261,7 @@ export class TabDesk {
     this.#tabs.requireOpen(live);
     const voucher = this.#verify(live, input);
     if (voucher.sequence < live.row.sequence || (voucher.sequence === live.row.sequence && !sameVoucher(live.row.last_voucher, voucher.voucher)))
-      throw new ServiceError('conflict', `voucher ${voucher.sequence} is stale: the ${kind} is at sequence ${live.row.sequence}`, {
-        details: { reason: 'voucher_stale', sequence: live.row.sequence.toString() },
-      });
+      throw staleVoucher(live, voucher.sequence);
     if (voucher.sequence > live.row.sequence) {
       if (voucher.cumulative < live.row.spent_micros + live.reserved)
         throw new ServiceError('payment_required', 'the voucher allows less than is already spent', {
@@ -299,10 +292,7 @@ export class TabDesk {
     const live = await this.#tabs.live(caller, 'stream', id);
     this.#tabs.requireOpen(live);
     const voucher = this.#verify(live, input);
-    if (voucher.sequence <= live.row.sequence)
-      throw new ServiceError('conflict', `voucher ${voucher.sequence} is stale: the stream is at sequence ${live.row.sequence}`, {
-        details: { reason: 'voucher_stale', sequence: live.row.sequence.toString() },
-      });
+    if (voucher.sequence <= live.row.sequence) throw staleVoucher(live, voucher.sequence);
     const price = live.row.unit_price_micros ?? 0n;
     if (typeof input.units !== 'string' || !/^(0|[1-9][0-9]{0,17})$/.test(input.units))
       throw new ServiceError('invalid_request', 'units must be a non-negative integer as a string (the units used so far)', { details: { field: 'units' } });
@@ -351,19 +341,24 @@ export class TabDesk {
       cost,
       ...(invocation ? { invocation } : {}),
     });
-    return { stream: tabViewOf(live), voucher: this.#cosign(live, voucher.sequence), invocation_id: invocation?.id ?? null };
+    return { stream: this.#tabs.view(live), voucher: this.#cosign(live, voucher.sequence), invocation_id: invocation?.id ?? null };
   }
 
   async close(caller: string, kind: TabKind, id: string): Promise<TabView> {
     const live = await this.#tabs.live(caller, kind, id);
-    if (live.row.status === 'closed') return tabViewOf(live);
+    if (live.row.status === 'closed') return this.#tabs.view(live);
     return this.#tabs.close(live, () => this.#ledger.flushed());
   }
+}
+
+/** A voucher whose sequence is already used (for anything but the same call again). */
+function staleVoucher(live: LiveTab, sequence: bigint): ServiceError {
+  return new ServiceError('conflict', `voucher ${sequence} is stale: the ${live.row.kind} is at sequence ${live.row.sequence}; sign the next one`, {
+    details: { reason: 'voucher_stale', sequence: live.row.sequence.toString() },
+  });
 }
 
 function sameVoucher(stored: unknown, voucher: Accepted['voucher']): boolean {
   const last = stored as Accepted['voucher'] | null;
   return last !== null && last.sequence === voucher.sequence && last.cumulative === voucher.cumulative && last.signature === voucher.signature;
 }
-
-const tabViewOf = (live: LiveTab): TabView => tabView(live.row);

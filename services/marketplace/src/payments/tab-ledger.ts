@@ -65,7 +65,7 @@ export class TabLedger {
 
   async #write(entries: TabEntry[]): Promise<void> {
     const tabs = new Map<string, { sequence: bigint; cumulative: bigint; voucher: unknown; cost: bigint }>();
-    const stats = new Map<string, { calls: number; successes: number; failures: number; latency: number; revenue: bigint; at: Date }>();
+    const stats = new Map<string, { calls: number; successes: number; failures: number; latency: number; at: Date }>();
     const invocations: Array<Record<string, unknown>> = [];
     for (const entry of entries) {
       const tab = tabs.get(entry.tabId) ?? { sequence: 0n, cumulative: 0n, voucher: null, cost: 0n };
@@ -78,12 +78,11 @@ export class TabLedger {
       tabs.set(entry.tabId, tab);
       if (entry.invocation) invocations.push(asRow(entry.invocation));
       if (entry.outcome && entry.invocation) {
-        const listing = stats.get(entry.listingId) ?? { calls: 0, successes: 0, failures: 0, latency: 0, revenue: 0n, at: entry.invocation.started_at };
+        const listing = stats.get(entry.listingId) ?? { calls: 0, successes: 0, failures: 0, latency: 0, at: entry.invocation.started_at };
         listing.calls += 1;
         listing.successes += entry.outcome.success ? 1 : 0;
         listing.failures += entry.outcome.success ? 0 : 1;
         listing.latency += entry.outcome.latencyMs;
-        listing.revenue += entry.cost;
         listing.at = entry.invocation.finished_at ?? listing.at;
         stats.set(entry.listingId, listing);
       }
@@ -108,11 +107,11 @@ export class TabLedger {
         )}) as v(id, sequence, cumulative, cost, voucher)
         where tabs.id = v.id`);
     if (stats.size > 0)
-      parts.push(sql`insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, revenue_micros, last_call_at)
+      parts.push(sql`insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, last_call_at)
         values ${sql.join(
           [...stats].map(
             ([listingId, delta]) =>
-              sql`(${listingId}::uuid, ${delta.calls}::bigint, ${delta.successes}::bigint, ${delta.failures}::bigint, ${Math.round(delta.latency)}::bigint, ${delta.revenue}::bigint, ${delta.at}::timestamptz)`,
+              sql`(${listingId}::uuid, ${delta.calls}::bigint, ${delta.successes}::bigint, ${delta.failures}::bigint, ${Math.round(delta.latency)}::bigint, ${delta.at}::timestamptz)`,
           ),
         )}
         ${addToListingStats}`);

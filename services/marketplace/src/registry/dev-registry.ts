@@ -1,17 +1,9 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type ChainNode, fundOnDevelopmentNode } from '@platform/kit/chain/chain-node';
 import type { Logger } from 'pino';
-import { type Account, type Address, type Chain, getAddress, type Hex, type PublicClient, type Transport, type WalletClient } from 'viem';
+import { type Address, getAddress } from 'viem';
 import { registryAbi, registryArtifacts } from './registry-contract.ts';
-
-export interface RegistryChain {
-  chainId: number;
-  client: PublicClient<Transport, Chain>;
-  wallet: WalletClient<Transport, Chain, Account>;
-  account: Account & { address: Hex };
-}
-
-const ether = 10n ** 18n;
 
 /**
  * Development only: the registry this marketplace deployed on the local node, remembered in
@@ -19,12 +11,12 @@ const ether = 10n ** 18n;
  * not have (a fresh node) or one another key operates. The signing key is given gas first (anvil_setBalance), so a
  * fresh key works at once.
  */
-export async function ensureDevelopmentRegistry(chain: RegistryChain, options: { dataDir: string; logger: Logger }): Promise<Address> {
+export async function ensureDevelopmentRegistry(chain: ChainNode, options: { dataDir: string; logger: Logger }): Promise<Address> {
   const file = join(options.dataDir, `registry-${chain.chainId}.json`);
   const saved = readSaved(file);
   if (saved && (await operatedByUs(chain, saved))) return saved;
   if (saved) options.logger.warn({ file, registry: saved }, 'the remembered development registry is not on the node (a fresh node?): deploying it again');
-  await fund(chain, options.logger);
+  await fundOnDevelopmentNode(chain, options.logger);
   const hash = await chain.wallet.deployContract({
     abi: registryAbi,
     bytecode: registryArtifacts().contracts.ServiceRegistry.bytecode,
@@ -40,19 +32,6 @@ export async function ensureDevelopmentRegistry(chain: RegistryChain, options: {
   return address;
 }
 
-/**
- * Gas money on a development node, when the key is short of it. A node without anvil_setBalance is left alone
- * (logged): the transaction then fails with the node's own "insufficient funds", which says what to do.
- */
-export async function fund(chain: RegistryChain, logger: Logger): Promise<void> {
-  if ((await chain.client.getBalance({ address: chain.account.address })) >= ether) return;
-  try {
-    await chain.client.request({ method: 'anvil_setBalance', params: [chain.account.address, `0x${(100n * ether).toString(16)}`] } as never);
-  } catch (error) {
-    logger.warn({ address: chain.account.address, reason: (error as Error).message }, 'could not fund the marketplace signing key on the development node');
-  }
-}
-
 function readSaved(file: string): Address | undefined {
   try {
     return getAddress((JSON.parse(readFileSync(file, 'utf8')) as { registry: string }).registry);
@@ -62,7 +41,7 @@ function readSaved(file: string): Address | undefined {
   }
 }
 
-export async function operatedByUs(chain: RegistryChain, address: Address): Promise<boolean> {
+export async function operatedByUs(chain: ChainNode, address: Address): Promise<boolean> {
   const code = await chain.client.getCode({ address });
   if (code === undefined || code === '0x') return false;
   const operator = await chain.client.readContract({ address, abi: registryAbi, functionName: 'operator' }).catch(() => undefined);

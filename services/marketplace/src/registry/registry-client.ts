@@ -1,17 +1,8 @@
+import { type ChainNode, connectNode, fundOnDevelopmentNode } from '@platform/kit/chain/chain-node';
+import { systemClock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
-import {
-  type Address,
-  BaseError,
-  ContractFunctionRevertedError,
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  getAddress,
-  type Hex,
-  http,
-  type PrivateKeyAccount,
-} from 'viem';
-import { ensureDevelopmentRegistry, fund, operatedByUs, type RegistryChain } from './dev-registry.ts';
+import { type Address, BaseError, ContractFunctionRevertedError, getAddress, type Hex, type PrivateKeyAccount } from 'viem';
+import { ensureDevelopmentRegistry, operatedByUs } from './dev-registry.ts';
 import { registryAbi, serviceKey } from './registry-contract.ts';
 
 /** What the chain recorded for one publish. */
@@ -63,27 +54,15 @@ export interface RegistryClientOptions {
  * failed or was cut off is simply published again.
  */
 export function createRegistryClient(options: RegistryClientOptions): ServiceRegistryClient {
-  let connecting: Promise<{ chain: RegistryChain; address: Address }> | undefined;
+  let connecting: Promise<{ chain: ChainNode; address: Address }> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
 
   async function connect() {
-    const transport = http(options.rpcUrl, { timeout: 10_000, retryCount: 1 });
-    const chainId = await createPublicClient({ transport }).getChainId();
-    const viemChain = defineChain({
-      id: chainId,
-      name: `chain ${chainId}`,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    const chain: RegistryChain = {
-      chainId,
-      client: createPublicClient({ chain: viemChain, transport }),
-      wallet: createWalletClient({ chain: viemChain, transport, account: options.signer }),
-      account: options.signer,
-    };
+    // Asked once (no waiting): a node that does not answer makes this publish fail as retryable.
+    const chain = await connectNode({ url: options.rpcUrl, account: options.signer, timeoutMs: 0, clock: systemClock, logger: options.logger });
     if (options.registryAddress !== null) {
-      if (options.dev) await fund(chain, options.logger);
+      if (options.dev) await fundOnDevelopmentNode(chain, options.logger);
       return { chain, address: getAddress(options.registryAddress) };
     }
     if (!options.dev) throw new RegistryError('MARKETPLACE_REGISTRY_ADDRESS is not set (only a development marketplace deploys its own registry)', false);

@@ -1,3 +1,4 @@
+import type { ChainNode } from '@platform/kit/chain/chain-node';
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { type Kysely, sql } from 'kysely';
@@ -6,7 +7,6 @@ import type { Hex } from 'viem';
 import type { SettlementSchema } from '../db/schema.ts';
 import type { DepositCommand } from '../ledger/commands.ts';
 import { depositsSeen } from '../windows/window-closer.ts';
-import type { ChainNode } from './chain-node.ts';
 import { vaultAbi } from './vault-contracts.ts';
 import type { VaultReader } from './vault-reader.ts';
 

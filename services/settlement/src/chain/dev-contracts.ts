@@ -1,8 +1,8 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChainNode } from '@platform/kit/chain/chain-node';
 import type { Logger } from 'pino';
 import { type Address, getAddress, type Hex } from 'viem';
-import type { ChainNode } from './chain-node.ts';
 import { contractArtifacts, tokenAbi, vaultAbi } from './vault-contracts.ts';
 
 export interface DeployedContracts {

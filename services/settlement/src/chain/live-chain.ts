@@ -1,3 +1,4 @@
+import { type ChainNode, connectNode, fundOnDevelopmentNode } from '@platform/kit/chain/chain-node';
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { formatAmount } from '@platform/kit/money';
@@ -5,13 +6,13 @@ import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { type Address, encodeFunctionData, getAddress, type Hex, maxUint256 } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { accountHash } from '../balances/balance-tree.ts';
 import type { ChainSettings } from '../config.ts';
 import type { SettlementSchema } from '../db/schema.ts';
 import type { Sequencer } from '../ledger/sequencer.ts';
 import { depositView } from '../ledger/views.ts';
 import { Anchoring } from './anchoring.ts';
-import { type ChainNode, connectNode, fundOnDevelopmentNode } from './chain-node.ts';
 import { DepositWatcher } from './deposit-watcher.ts';
 import { ensureDevelopmentContracts } from './dev-contracts.ts';
 import { Payouts } from './payouts.ts';
@@ -103,8 +104,8 @@ export class LiveChain implements SettlementChain {
     const key = secretFromSettingOrFile(settings.evmKeyHex, options.dataDir, 'evm.key', 'SETTLEMENT_EVM_KEY');
     const node = await connectNode({
       url: settings.rpcUrl,
-      evmKeyHex: key.hex,
-      expectedChainId: options.expectedChainId,
+      account: privateKeyToAccount(`0x${key.hex}`),
+      expectedChainId: options.expectedChainId === undefined ? undefined : { id: options.expectedChainId, setting: 'SETTLEMENT_CHAIN_ID' },
       timeoutMs: settings.startTimeoutMs,
       clock,
       logger,

@@ -1,4 +1,5 @@
 import { setTimeout } from 'node:timers/promises';
+import type { ChainNode } from '@platform/kit/chain/chain-node';
 import type { Clock } from '@platform/kit/clock';
 import { uuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
@@ -16,7 +17,6 @@ import {
   TransactionReceiptNotFoundError,
 } from 'viem';
 import type { ChainTransactionTable, SettlementSchema } from '../db/schema.ts';
-import type { ChainNode } from './chain-node.ts';
 
 export interface TxRequest {
   /** What it does (anchor, payout, heartbeat, faucet…) and what for (a batch number, a withdrawal id…). */

@@ -1,5 +1,5 @@
+import type { ChainNode } from '@platform/kit/chain/chain-node';
 import { type Address, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, type Hex, zeroHash } from 'viem';
-import type { ChainNode } from './chain-node.ts';
 import { vaultAbi } from './vault-contracts.ts';
 
 type VaultRead = ContractFunctionName<typeof vaultAbi, 'view'>;

@@ -1,4 +1,3 @@
-import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import {
   type Account,
@@ -8,13 +7,14 @@ import {
   defineChain,
   type Hex,
   http,
+  type PrivateKeyAccount,
   type PublicClient,
   type Transport,
   type WalletClient,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { Clock } from '../clock.ts';
 
-/** A node the ledger talks to, and the sequencer's EVM key on it. */
+/** A node a service talks to, and the service's own EVM key on it (settlement's sequencer, the marketplace's signer). */
 export interface ChainNode {
   url: string;
   chainId: number;
@@ -35,13 +35,13 @@ const ether = 10n ** 18n;
 
 /**
  * Connects to the node at `url`, waiting up to `timeoutMs` for it to answer (under `platform up` the contract
- * engine may still be starting the development node). The chain id is the node's; `expectedChainId`, when given,
- * must match it, so a ledger is never wired to another network by a stale URL.
+ * engine may still be starting the development node; 0 asks once). The chain id is the node's; `expectedChainId`,
+ * when given, must match it, so a service is never wired to another network by a stale URL.
  */
 export async function connectNode(options: {
   url: string;
-  evmKeyHex: string;
-  expectedChainId?: number | undefined;
+  account: PrivateKeyAccount;
+  expectedChainId?: { id: number; setting: string } | undefined;
   timeoutMs: number;
   clock: Clock;
   logger: Logger;
@@ -57,15 +57,15 @@ export async function connectNode(options: {
     if (attempt === 0) options.logger.info({ url: options.url }, 'waiting for the chain node');
     await options.clock.sleep(250);
   }
-  if (options.expectedChainId !== undefined && chainId !== options.expectedChainId)
-    throw new Error(`the chain node at ${options.url} serves chain ${chainId}, but SETTLEMENT_CHAIN_ID is ${options.expectedChainId}`);
+  if (options.expectedChainId !== undefined && chainId !== options.expectedChainId.id)
+    throw new Error(`the chain node at ${options.url} serves chain ${chainId}, but ${options.expectedChainId.setting} is ${options.expectedChainId.id}`);
   const chain = defineChain({
     id: chainId,
     name: `chain ${chainId}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [options.url] } },
   });
-  const account = privateKeyToAccount(`0x${options.evmKeyHex}`);
+  const { account } = options;
   let nextId = 1;
   const client = createPublicClient({ chain, transport });
   return {
@@ -91,8 +91,8 @@ export async function connectNode(options: {
 }
 
 /**
- * Development only: gives the sequencer's EVM address gas money on a local node (anvil's anvil_setBalance, or a
- * transfer from the node's first unlocked account on nodes without it), so a fresh key can anchor at once.
+ * Development only: gives the service's EVM address gas money on a local node (anvil's anvil_setBalance, or a
+ * transfer from the node's first unlocked account on nodes without it), so a fresh key can send at once.
  */
 export async function fundOnDevelopmentNode(node: ChainNode, logger: Logger): Promise<void> {
   const balance = await node.client.getBalance({ address: node.account.address });
@@ -101,9 +101,9 @@ export async function fundOnDevelopmentNode(node: ChainNode, logger: Logger): Pr
     await node.rpc('anvil_setBalance', [node.account.address, `0x${(1000n * ether).toString(16)}`]);
   } catch {
     const [funder] = await node.rpc<string[]>('eth_accounts');
-    if (funder === undefined) throw new Error('the development node has no unlocked account to fund the sequencer from');
+    if (funder === undefined) throw new Error(`the development node has no unlocked account to fund ${node.account.address} from`);
     const hash = await node.rpc<Hex>('eth_sendTransaction', [{ from: funder, to: node.account.address, value: `0x${(100n * ether).toString(16)}` }]);
     await node.client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
   }
-  logger.info({ address: node.account.address }, 'funded the sequencer EVM address on the development node');
+  logger.info({ address: node.account.address }, 'funded the EVM address on the development node');
 }
