@@ -21,3 +21,10 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
   const { bundleDaemon } = await import('../services/daemon/scripts/bundle.mjs');
   await bundleDaemon();
 }
+
+// Every service's first start on embedded PGlite copies one initialised database instead of running initdb
+// (packages/kit/src/db/pglite-boot.ts): build that template now, once, rather than on the first `npm start`.
+if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
+  const { preparePGliteTemplate } = await import('../packages/kit/src/db/pglite-boot.ts');
+  if (!(await preparePGliteTemplate())) console.warn('PGlite template not prepared: services will initialise their databases on first start');
+}

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import { type Extensions, PGlite } from '@electric-sql/pglite';
+import type { Extensions } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
 
@@ -48,7 +49,7 @@ export async function openDatabase<Schema>(options: OpenDatabaseOptions): Promis
 
 async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Database<Schema>> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(options.dataDir, {
+  const pglite = await createPGlite(options.dataDir || undefined, {
     parsers: { [int8]: (value: string) => BigInt(value) },
     ...(options.pgliteExtensions ? { extensions: options.pgliteExtensions } : {}),
   });

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { createPGlite } from './pglite-boot.ts';
+
+describe('createPGlite: new databases start from the initialised template', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pglite-boot-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  test('a new folder becomes a working database that keeps its data across a reopen', async () => {
+    const dir = join(root, 'service');
+    const first = await createPGlite(dir, {});
+    await first.exec('create table notes (id int primary key, body text); insert into notes values (1, $$kept$$)');
+    await first.close();
+    assert.ok(existsSync(join(dir, 'PG_VERSION')));
+    // Reopening must not copy the template over the existing data.
+    const again = await createPGlite(dir, {});
+    assert.deepEqual((await again.query('select body from notes')).rows, [{ body: 'kept' }]);
+    await again.close();
+  });
+
+  test('in-memory databases are independent of each other and of the template', async () => {
+    const a = await createPGlite(undefined, {});
+    const b = await createPGlite(undefined, {});
+    await a.exec('create table only_in_a (x int)');
+    const tables = async (db: typeof a) =>
+      (await db.query<{ name: string }>(`select table_name as name from information_schema.tables where table_schema = 'public'`)).rows.map((r) => r.name);
+    assert.deepEqual(await tables(a), ['only_in_a']);
+    assert.deepEqual(await tables(b), []);
+    await Promise.all([a.close(), b.close()]);
+    const c = await createPGlite(undefined, {});
+    assert.deepEqual(await tables(c), [], 'the template did not change');
+    await c.close();
+  });
+
+  test('the options still apply (type parsers)', async () => {
+    const db = await createPGlite(undefined, { parsers: { 20: (value: string) => BigInt(value) } });
+    assert.deepEqual((await db.query('select 9007199254740993::int8 as big')).rows, [{ big: 9007199254740993n }]);
+    await db.close();
+  });
+});

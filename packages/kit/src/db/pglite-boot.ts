@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+
+/**
+ * Starting PGlite is dominated by two costs that are the same every time: compiling its WebAssembly (per instance)
+ * and running initdb into a new data folder (2.5–5 s on our 2-core machines, the bulk of a service's first start
+ * and of every in-memory test database). Both are paid once here: the modules are compiled once per process, and
+ * initdb runs once per PGlite version into a template kept under `node_modules/.cache`; a new database starts as a
+ * copy of the template (a folder copy, or the template's dump loaded into memory), about 0.5 s.
+ */
+
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+
+interface Modules {
+  pgliteWasmModule: WasmModule;
+  initdbWasmModule: WasmModule;
+  fsBundle: Blob;
+}
+
+// The project's TypeScript libs leave out the WebAssembly namespace; Node has it, this is the one call we need.
+const { compile } = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
+
+interface Template {
+  /** A closed, freshly initialised data folder: copied for a new on-disk database. */
+  dataDir: string;
+  /** The same folder as PGlite's uncompressed dump: loaded for a new in-memory database. */
+  dump: Blob;
+}
+
+const distDir = dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
+let modules: Promise<Modules> | undefined;
+let template: Promise<Template | undefined> | undefined;
+
+function loadModules(): Promise<Modules> {
+  modules ??= (async () => ({
+    pgliteWasmModule: await compile(readFileSync(join(distDir, 'pglite.wasm'))),
+    initdbWasmModule: await compile(readFileSync(join(distDir, 'initdb.wasm'))),
+    fsBundle: new Blob([readFileSync(join(distDir, 'pglite.data'))]),
+  }))();
+  return modules;
+}
+
+/** `node_modules/.cache/platform-pglite/<version>`: tied to the PGlite build that wrote it. */
+function templateHome(): string {
+  const version = (JSON.parse(readFileSync(join(distDir, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  const nodeModules = distDir.slice(0, distDir.lastIndexOf('node_modules') + 'node_modules'.length);
+  return join(process.env.PLATFORM_PGLITE_CACHE || join(nodeModules, '.cache', 'platform-pglite'), version);
+}
+
+/**
+ * The template, built on first need. Several processes may race to build it (two test workers): each builds in its
+ * own folder and renames it into place; a loser finds the winner's and discards its own. Undefined when the cache
+ * cannot be written (a read-only install): then databases start the slow way, which is still correct.
+ */
+function loadTemplate(): Promise<Template | undefined> {
+  template ??= (async () => {
+    try {
+      const home = templateHome();
+      if (!existsSync(join(home, 'pgdata', 'PG_VERSION'))) await buildTemplate(home);
+      return { dataDir: join(home, 'pgdata'), dump: new Blob([readFileSync(join(home, 'pgdata.tar'))]) };
+    } catch {
+      return undefined;
+    }
+  })();
+  return template;
+}
+
+async function buildTemplate(home: string): Promise<void> {
+  const building = `${home}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
+  mkdirSync(building, { recursive: true });
+  try {
+    const pglite = await PGlite.create(join(building, 'pgdata'), await loadModules());
+    const dump = await pglite.dumpDataDir('none');
+    await pglite.close();
+    writeFileSync(join(building, 'pgdata.tar'), Buffer.from(await dump.arrayBuffer()));
+    try {
+      renameSync(building, home);
+    } catch (error) {
+      // Another process put its template in place first: theirs is as good as ours.
+      if (!existsSync(join(home, 'pgdata', 'PG_VERSION'))) throw error;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+}
+
+function isEmptyOrMissing(dir: string): boolean {
+  return !existsSync(dir) || readdirSync(dir).length === 0;
+}
+
+/**
+ * A PGlite instance on `dataDir` (created from the template when new) or in memory (from the template's dump).
+ * Same result as `PGlite.create(dataDir, options)`, without initdb.
+ */
+export async function createPGlite(dataDir: string | undefined, options: PGliteOptions): Promise<PGlite> {
+  const [compiled, initialised] = await Promise.all([loadModules(), loadTemplate()]);
+  if (dataDir === undefined) return PGlite.create({ ...options, ...compiled, ...(initialised ? { loadDataDir: initialised.dump } : {}) });
+  if (initialised && isEmptyOrMissing(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
+  return PGlite.create(dataDir, { ...options, ...compiled });
+}
+
+/** Builds the template now (the root postinstall calls it, so the first `npm start` runs no initdb); true when ready. */
+export async function preparePGliteTemplate(): Promise<boolean> {
+  return (await loadTemplate()) !== undefined;
+}
