@@ -1,27 +1,35 @@
 import type { StartService } from '@platform/kit/lifecycle';
 
+/** What an agent calls: the daemon started here and the daemons the router starts get their addresses. */
+const agentServices = ['scheduler', 'contracts', 'settlement', 'gateway', 'memory', 'connector'];
+
 export interface ServiceEntry {
   name: string;
+  /** Services that must be listening first (their addresses are handed to this one); the rest start in parallel. */
+  after: readonly string[];
   /** Loaded on demand, so `platform serve x` only imports x. */
   load(): Promise<{ start: StartService }>;
 }
 
-/** Every service the platform runs, in start order (`platform up` stops them in reverse). The one place that knows them all. */
+/**
+ * Every service the platform runs, in table order, with what each waits for (`platform up` starts the others at the
+ * same time and stops them in reverse). The one place that knows them all.
+ */
 export const services: readonly ServiceEntry[] = [
-  { name: 'scheduler', load: () => import('../../services/scheduler/src/main.ts') },
-  // Before settlement: it brings up the local chain settlement's vault lives on.
-  { name: 'contracts', load: () => import('../../services/contracts/src/main.ts') },
-  { name: 'settlement', load: () => import('../../services/settlement/src/main.ts') },
+  { name: 'scheduler', after: [], load: () => import('../../services/scheduler/src/main.ts') },
+  // Brings up the local chain settlement's vault and the marketplace's registry live on.
+  { name: 'contracts', after: [], load: () => import('../../services/contracts/src/main.ts') },
+  { name: 'settlement', after: ['contracts'], load: () => import('../../services/settlement/src/main.ts') },
   // After settlement (every paid call holds and captures there) and the local chain (its service registry).
-  { name: 'marketplace', load: () => import('../../services/marketplace/src/main.ts') },
-  { name: 'gateway', load: () => import('../../services/gateway/src/main.ts') },
-  { name: 'memory', load: () => import('../../services/memory/src/main.ts') },
-  // The vault of the user's OAuth credentials (connect flow and tools are still to come: issue 15).
-  { name: 'connector', load: () => import('../../services/connector/src/main.ts') },
+  { name: 'marketplace', after: ['contracts', 'settlement'], load: () => import('../../services/marketplace/src/main.ts') },
+  { name: 'gateway', after: [], load: () => import('../../services/gateway/src/main.ts') },
+  { name: 'memory', after: [], load: () => import('../../services/memory/src/main.ts') },
+  // The vault of the user's OAuth credentials and the tools that use them.
+  { name: 'connector', after: [], load: () => import('../../services/connector/src/main.ts') },
   // After the services it calls: `up` hands it their addresses.
-  { name: 'daemon', load: () => import('../../services/daemon/src/main.ts') },
-  // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive.
-  { name: 'router', load: () => import('../../services/router/src/main.ts') },
+  { name: 'daemon', after: agentServices, load: () => import('../../services/daemon/src/main.ts') },
+  // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive, wired like the daemon.
+  { name: 'router', after: agentServices, load: () => import('../../services/router/src/main.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
-import { services } from './services.ts';
+import { findService, type ServiceEntry, services } from './services.ts';
 
 /**
- * Starts every service in this process, prints where each listens, and runs until SIGINT/SIGTERM;
- * then stops them in reverse order. A second signal exits at once. Resolves to the exit code.
+ * Starts every service in this process (independent ones at once), prints where each listens, and runs until
+ * SIGINT/SIGTERM; then stops them, each before the services it depends on. A second signal exits at once. Resolves to the exit code.
  */
 export async function up(env: Env): Promise<number> {
   let stopRequested = false;
@@ -25,23 +25,52 @@ export async function up(env: Env): Promise<number> {
 
   // The router starts each user's daemon from its bundle: rebuild it when a source changed since `npm install`.
   await ensureBundle();
-  const started: StartedService[] = [];
-  for (const entry of services) {
-    try {
-      const { start } = await entry.load();
-      started.push(await start(serviceEnv(env, entry.name, started), { handleSignals: false }));
-    } catch (error) {
-      await stopAll(started);
-      console.error(`platform up: ${entry.name} failed to start: ${describeError(error)}`);
-      return 1;
-    }
-    if (stopRequested) break;
+  const { started, failure } = await startAll(env, () => stopRequested);
+  if (failure) {
+    await stopAll(started);
+    console.error(`platform up: ${failure.name} failed to start: ${describeError(failure.error)}`);
+    return 1;
   }
   if (!stopRequested) {
-    console.log(table([['name', 'url', 'data'], ...started.map((service) => [service.name, service.url, service.dataLocation])]));
+    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name));
+    console.log(table([['name', 'url', 'data'], ...rows.map((service) => [service.name, service.url, service.dataLocation])]));
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;
+}
+
+/**
+ * Starts each service as soon as the ones it waits for listen, so independent ones start together (their chain
+ * deployments, file reads and database work overlap). `started` is in the order they came up, so stopping it in
+ * reverse stops every service before those it depends on. On a failure nothing new starts; what is already
+ * starting finishes, so that it can be stopped.
+ */
+async function startAll(env: Env, stopRequested: () => boolean) {
+  const started: StartedService[] = [];
+  let failure: { name: string; error: unknown } | undefined;
+  const starting = new Map<string, Promise<StartedService | undefined>>();
+  const startOne = (entry: ServiceEntry): Promise<StartedService | undefined> => {
+    let promise = starting.get(entry.name);
+    if (promise === undefined) {
+      promise = (async () => {
+        const needed = await Promise.all(entry.after.map((name) => startOne(findService(name) as ServiceEntry)));
+        if (failure !== undefined || stopRequested() || needed.includes(undefined)) return undefined;
+        try {
+          const { start } = await entry.load();
+          const service = await start(serviceEnv(env, entry.name, needed as StartedService[]), { handleSignals: false });
+          started.push(service);
+          return service;
+        } catch (error) {
+          failure ??= { name: entry.name, error };
+          return undefined;
+        }
+      })();
+      starting.set(entry.name, promise);
+    }
+    return promise;
+  };
+  await Promise.all(services.map(startOne));
+  return { started, failure };
 }
 
 /** The daemon's links to the services `up` started before it (a setting in the environment wins). */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -114,6 +116,36 @@ test('platform up starts every service, prints the table, each answers /healthz,
     assert.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
   } finally {
     child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('platform up: a service that cannot start stops the platform (exit 1, named), and nothing that waits for it starts', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-fail-'));
+  // Settlement's port is taken, so settlement fails after the contract engine it waits for has started.
+  const taken = createServer();
+  taken.listen(0, '127.0.0.1');
+  await once(taken, 'listening');
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const child = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SETTLEMENT_PORT: String(port), SCHEDULER_DISPATCHER: 'false' }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk;
+    });
+    const [code] = (await within(once(child, 'close'), upLimitMs, 'platform up to give up')) as [number | null];
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /platform up: settlement failed to start: .*EADDRINUSE|address already in use/);
+    assert.doesNotMatch(stdout, /^name/m, 'no table: the platform did not come up');
+    // What waits for settlement never started (no folder); what started beside it was stopped (the process exited).
+    for (const name of ['marketplace', 'daemon', 'router']) assert.equal(existsSync(join(dataDir, name)), false, name);
+    assert.equal(existsSync(join(dataDir, 'contracts')), true);
+  } finally {
+    taken.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -19,6 +19,17 @@ describe('createPGlite: new databases start from the initialised template', () =
     const again = await createPGlite(dir, {});
     assert.deepEqual((await again.query('select body from notes')).rows, [{ body: 'kept' }]);
     await again.close();
+  });
+
+  test("a folder holding the service's other files (but no database) gets the template beside them", async () => {
+    const dir = join(root, 'with-keys');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'vault.key'), 'secret');
+    const db = await createPGlite(dir, {});
+    assert.deepEqual((await db.query('select 1 as one')).rows, [{ one: 1 }]);
+    await db.close();
+    assert.equal(readFileSync(join(dir, 'vault.key'), 'utf8'), 'secret');
+    assert.ok(existsSync(join(dir, 'PG_VERSION')));
   });
 
   test('in-memory databases are independent of each other and of the template', async () => {

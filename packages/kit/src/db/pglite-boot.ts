@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
@@ -87,8 +87,9 @@ async function buildTemplate(home: string): Promise<void> {
   }
 }
 
-function isEmptyOrMissing(dir: string): boolean {
-  return !existsSync(dir) || readdirSync(dir).length === 0;
+/** No trace of a database yet. The folder may hold the service's other files (keys, chain state): those stay. */
+function holdsNoDatabase(dir: string): boolean {
+  return !['PG_VERSION', 'base', 'global'].some((entry) => existsSync(join(dir, entry)));
 }
 
 /**
@@ -98,7 +99,7 @@ function isEmptyOrMissing(dir: string): boolean {
 export async function createPGlite(dataDir: string | undefined, options: PGliteOptions): Promise<PGlite> {
   const [compiled, initialised] = await Promise.all([loadModules(), loadTemplate()]);
   if (dataDir === undefined) return PGlite.create({ ...options, ...compiled, ...(initialised ? { loadDataDir: initialised.dump } : {}) });
-  if (initialised && isEmptyOrMissing(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
+  if (initialised && holdsNoDatabase(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
   return PGlite.create(dataDir, { ...options, ...compiled });
 }
 
