@@ -40,7 +40,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 /** Runs the command to completion; resolves with its exit code and output. */
-async function runToExit(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function runToExit(args: string[], env: NodeJS.ProcessEnv, ms = limitMs): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = platform(args, env);
   let stdout = '';
   let stderr = '';
@@ -51,7 +51,7 @@ async function runToExit(args: string[], env: NodeJS.ProcessEnv): Promise<{ code
     stderr += chunk;
   });
   try {
-    const [code] = (await within(once(child, 'close'), limitMs, `platform ${args.join(' ')} to exit`)) as [number | null];
+    const [code] = (await within(once(child, 'close'), ms, `platform ${args.join(' ')} to exit`)) as [number | null];
     return { code, stdout, stderr };
   } finally {
     child.kill('SIGKILL');
@@ -128,16 +128,8 @@ test('platform up: a service that cannot start stops the platform (exit 1, named
   await once(taken, 'listening');
   const port = (taken.address() as AddressInfo).port;
   try {
-    const child = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SETTLEMENT_PORT: String(port), SCHEDULER_DISPATCHER: 'false' }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    const [code] = (await within(once(child, 'close'), upLimitMs, 'platform up to give up')) as [number | null];
+    const env = cleanEnv({ DATA_DIR: dataDir, PORT: '0', SETTLEMENT_PORT: String(port), SCHEDULER_DISPATCHER: 'false' });
+    const { code, stdout, stderr } = await runToExit(['up'], env, upLimitMs);
     assert.equal(code, 1, stderr);
     assert.match(stderr, /platform up: settlement failed to start: .*EADDRINUSE|address already in use/);
     assert.doesNotMatch(stdout, /^name/m, 'no table: the platform did not come up');
