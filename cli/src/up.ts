@@ -2,11 +2,13 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
+import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
 
 /**
  * Starts every service in this process (independent ones at once), prints where each listens, and runs until
- * SIGINT/SIGTERM; then stops them, each before the services it depends on. A second signal exits at once. Resolves to the exit code.
+ * SIGINT/SIGTERM; then stops them, each before the services it depends on. Their shared secrets are derived from one
+ * root secret (platform-secrets.ts), so nothing starts open. A second signal exits at once. Resolves to the exit code.
  */
 export async function up(env: Env): Promise<number> {
   let stopRequested = false;
@@ -25,7 +27,14 @@ export async function up(env: Env): Promise<number> {
 
   // The router starts each user's daemon from its bundle: rebuild it when a source changed since `npm install`.
   await ensureBundle();
-  const { started, failure } = await startAll(env, () => stopRequested);
+  let root: ReturnType<typeof rootSecret>;
+  try {
+    root = rootSecret(env);
+  } catch (error) {
+    console.error(`platform up: ${describeError(error)}`);
+    return 1;
+  }
+  const { started, failure } = await startAll(env, root.key, () => stopRequested);
   if (failure) {
     await stopAll(started);
     console.error(`platform up: ${failure.name} failed to start: ${describeError(failure.error)}`);
@@ -45,7 +54,7 @@ export async function up(env: Env): Promise<number> {
  * reverse stops every service before those it depends on. On a failure nothing new starts; what is already
  * starting finishes, so that it can be stopped.
  */
-async function startAll(env: Env, stopRequested: () => boolean) {
+async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
   const started: StartedService[] = [];
   let failure: { name: string; error: unknown } | undefined;
   const starting = new Map<string, Promise<StartedService | undefined>>();
@@ -57,7 +66,9 @@ async function startAll(env: Env, stopRequested: () => boolean) {
         if (failure !== undefined || stopRequested() || needed.includes(undefined)) return undefined;
         try {
           const { start } = await entry.load();
-          const service = await start(serviceEnv(env, entry.name, needed as StartedService[]), { handleSignals: false });
+          const own = serviceEnv(env, entry.name, needed as StartedService[]);
+          const secrets = secretsFor(entry.name, root, env, own.DATA_DIR ?? join('.data', entry.name));
+          const service = await start({ ...own, ...secrets }, { handleSignals: false });
           started.push(service);
           return service;
         } catch (error) {

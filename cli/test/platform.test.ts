@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
+import { derivedValue } from '../src/platform-secrets.ts';
 
 const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
 const repoRoot = join(import.meta.dirname, '..', '..');
@@ -107,9 +108,16 @@ test('platform up starts every service, prints the table, each answers /healthz,
     // The daemon keeps files, not a database, and is wired to the services started before it.
     const [, daemonUrl, daemonData] = (stdout.find((line) => line.startsWith('daemon ')) ?? '').split(/\s{2,}/);
     assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
-    const me = (await (await fetch(`${daemonUrl}/me`)).json()) as { data: { services: Record<string, { url: string } | null> } };
+    // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
+    assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
+    const root = Buffer.from((await readFile(join(dataDir, 'platform.secret'), 'utf8')).trim(), 'hex');
+    const bearer = { authorization: `Bearer ${derivedValue('PLATFORM_DAEMON_TOKEN', root)}` };
+    const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
     for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
       assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
+
+    // No service started open or on a built-in development secret, so none said so.
+    assert.doesNotMatch(stderr, /every path is open|routes are open|is empty|development secret/, stderr);
 
     child.kill('SIGTERM');
     const [code, signal] = await within(exited, limitMs, 'platform up to exit after SIGTERM');

@@ -1,0 +1,77 @@
+import { hkdfSync } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type Env } from '@platform/kit/config';
+import { secretFromSettingOrFile } from '@platform/kit/secret-file';
+
+/**
+ * `platform up` is secure by default: one root secret (PLATFORM_SECRET, or 32 random bytes generated once into
+ * DATA_DIR/platform.secret) from which every shared secret of the platform is derived with HKDF-SHA256 under a label
+ * of its own, and handed to exactly the services that use it. Nothing is left open, nothing runs on a built-in
+ * development secret, and a restart derives the same values (sessions and sealed data survive it). A setting given
+ * in the environment always wins over its derived value.
+ */
+export interface DerivedSetting {
+  setting: string;
+  /** The HKDF info: two settings share a value exactly when they share a label (a transport token and its callers). */
+  label: string;
+  /** The services that receive it. */
+  services: readonly string[];
+}
+
+const callers = ['daemon', 'router'];
+
+export const derivedSettings: readonly DerivedSetting[] = [
+  { setting: 'SCHEDULER_TOKEN', label: 'scheduler/transport', services: ['scheduler', ...callers] },
+  { setting: 'SCHEDULER_AGENT_AUTH_SECRET', label: 'scheduler/principal', services: ['scheduler'] },
+  { setting: 'SCHEDULER_WAKE_TOKEN', label: 'router/wake', services: ['scheduler'] },
+  { setting: 'ROUTER_WAKE_TOKEN', label: 'router/wake', services: ['router'] },
+  { setting: 'LEDGER_TOKEN', label: 'settlement/transport', services: ['settlement', ...callers] },
+  { setting: 'MARKETPLACE_LEDGER_TOKEN', label: 'settlement/transport', services: ['marketplace'] },
+  { setting: 'SETTLEMENT_AGENT_AUTH_SECRET', label: 'settlement/principal', services: ['settlement'] },
+  { setting: 'MARKETPLACE_AGENT_AUTH_SECRET', label: 'marketplace/principal', services: ['marketplace'] },
+  { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', ...callers] },
+  { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', ...callers] },
+  { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', ...callers] },
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector'] },
+  { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
+  // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
+  { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['daemon', 'router'] },
+];
+
+/** The root secret's bytes and where they came from (safe to print: a setting's name or a file's path). */
+export function rootSecret(env: Env): { key: Buffer; source: string } {
+  const configured = env.PLATFORM_SECRET ?? '';
+  if (configured !== '') {
+    if (configured.length < 32) throw new ConfigError('PLATFORM_SECRET must be at least 32 characters (it is the root of every platform secret)');
+    return { key: Buffer.from(configured, 'utf8'), source: 'PLATFORM_SECRET' };
+  }
+  const file = secretFromSettingOrFile('', platformDataDir(env), 'platform.secret', 'PLATFORM_SECRET');
+  return { key: Buffer.from(file.hex, 'hex'), source: file.source };
+}
+
+/** The parent of every service's folder under `up`. */
+export function platformDataDir(env: Env): string {
+  return env.DATA_DIR || '.data';
+}
+
+/** One derived secret: 32 bytes of HKDF-SHA256 under `label`, base64url. */
+export function deriveSecret(root: Buffer, label: string): string {
+  return Buffer.from(hkdfSync('sha256', root, 'platform up', `platform/${label}`, 32)).toString('base64url');
+}
+
+/** The derived settings `service` receives, leaving out any the environment sets itself. */
+export function secretsFor(service: string, root: Buffer, env: Env, serviceDataDir: string): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const { setting, label, services } of derivedSettings) if (services.includes(service) && !env[setting]) secrets[setting] = deriveSecret(root, label);
+  // The contract engine seals its wallets with this key. A folder from before derived keys keeps its own key file.
+  if (service === 'contracts' && !env.CONTRACTS_WALLET_KEY && !existsSync(join(serviceDataDir, 'wallet.key')))
+    secrets.CONTRACTS_WALLET_KEY = Buffer.from(hkdfSync('sha256', root, 'platform up', 'platform/contracts/wallet-seal', 32)).toString('hex');
+  return secrets;
+}
+
+/** The value of one derived setting (for `platform secret <SETTING>`); undefined for a name that is not derived. */
+export function derivedValue(setting: string, root: Buffer): string | undefined {
+  const entry = derivedSettings.find((candidate) => candidate.setting === setting);
+  return entry && deriveSecret(root, entry.label);
+}

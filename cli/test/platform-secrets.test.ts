@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { hkdfSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
+
+describe('platform up: secrets derived from one root', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-secrets-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const root = Buffer.alloc(32, 7);
+
+  test('the root is generated once into DATA_DIR/platform.secret, owner-only, and read back on the next start', () => {
+    const first = rootSecret({ DATA_DIR: dir });
+    assert.equal(first.key.length, 32);
+    assert.match(first.source, /platform\.secret \(generated\)$/);
+    assert.equal(statSync(join(dir, 'platform.secret')).mode & 0o777, 0o600);
+    const again = rootSecret({ DATA_DIR: dir });
+    assert.deepEqual(again.key, first.key);
+    assert.equal(again.source, join(dir, 'platform.secret'));
+  });
+
+  test('PLATFORM_SECRET wins over the file and must be at least 32 characters', () => {
+    assert.throws(() => rootSecret({ DATA_DIR: dir, PLATFORM_SECRET: 'x'.repeat(31) }), /at least 32 characters/);
+    const given = rootSecret({ DATA_DIR: dir, PLATFORM_SECRET: 'x'.repeat(32) });
+    assert.deepEqual([given.key.toString('utf8'), given.source], ['x'.repeat(32), 'PLATFORM_SECRET']);
+  });
+
+  test('each value is HKDF-SHA256 of the root under its own label: callers share the transport token, nothing else repeats', () => {
+    const expected = Buffer.from(hkdfSync('sha256', root, 'platform up', 'platform/settlement/transport', 32)).toString('base64url');
+    assert.equal(derivedValue('LEDGER_TOKEN', root), expected);
+    assert.equal(derivedValue('MARKETPLACE_LEDGER_TOKEN', root), expected, 'the marketplace presents the ledger token settlement expects');
+    assert.equal(derivedValue('SCHEDULER_WAKE_TOKEN', root), derivedValue('ROUTER_WAKE_TOKEN', root), 'the scheduler wakes the router with its token');
+    const byLabel = new Map(derivedSettings.map((entry) => [entry.label, derivedValue(entry.setting, root)]));
+    assert.equal(new Set(byLabel.values()).size, byLabel.size, 'distinct labels, distinct values');
+    assert.notEqual(derivedValue('LEDGER_TOKEN', Buffer.alloc(32, 8)), expected, 'another root, other values');
+    assert.equal(derivedValue('NOT_A_SETTING', root), undefined);
+  });
+
+  test('a service receives exactly the secrets it uses, and a setting in the environment is never replaced', () => {
+    assert.deepEqual(Object.keys(secretsFor('gateway', root, {}, join(dir, 'gateway'))), ['PLATFORM_GATEWAY_TOKEN']);
+    assert.deepEqual(Object.keys(secretsFor('scheduler', root, {}, join(dir, 'scheduler'))).sort(), [
+      'SCHEDULER_AGENT_AUTH_SECRET',
+      'SCHEDULER_TOKEN',
+      'SCHEDULER_WAKE_TOKEN',
+    ]);
+    const daemon = secretsFor('daemon', root, { MEMORY_MCP_TOKEN: 'operator-set' }, join(dir, 'daemon'));
+    assert.equal(daemon.MEMORY_MCP_TOKEN, undefined, 'the environment keeps its value');
+    assert.equal(daemon.LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
+    assert.equal(daemon.SETTLEMENT_AGENT_AUTH_SECRET, undefined, 'a principal-token secret stays with its service');
+  });
+
+  test("the contract engine's wallet key is derived for a new folder, and an older folder keeps its own key file", () => {
+    const fresh = secretsFor('contracts', root, {}, join(dir, 'contracts-new'));
+    assert.match(fresh.CONTRACTS_WALLET_KEY ?? '', /^[0-9a-f]{64}$/);
+    const older = join(dir, 'contracts-old');
+    mkdirSync(older, { recursive: true });
+    writeFileSync(join(older, 'wallet.key'), `${'ab'.repeat(32)}\n`);
+    assert.equal(secretsFor('contracts', root, {}, older).CONTRACTS_WALLET_KEY, undefined);
+  });
+});
