@@ -33,19 +33,26 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', ...callers] },
   { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', ...callers] },
   { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', ...callers] },
-  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector'] },
+  // The daemons do not call the connector themselves: their stdio proxy child gets it (DAEMON_MCP_SERVERS env_pass).
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', ...callers] },
   { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
   // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
   { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['daemon', 'router'] },
 ];
 
-/** The root secret's bytes and where they came from (safe to print: a setting's name or a file's path). */
-export function rootSecret(env: Env): { key: Buffer; source: string } {
+/**
+ * The root secret's bytes and where they came from (safe to print: a setting's name or a file's path). `create:
+ * false` reads an existing root only (a reader must not mint a root the running platform does not use).
+ */
+export function rootSecret(env: Env, options: { create?: boolean } = {}): { key: Buffer; source: string } {
   const configured = env.PLATFORM_SECRET ?? '';
   if (configured !== '') {
     if (configured.length < 32) throw new ConfigError('PLATFORM_SECRET must be at least 32 characters (it is the root of every platform secret)');
     return { key: Buffer.from(configured, 'utf8'), source: 'PLATFORM_SECRET' };
   }
+  const path = join(platformDataDir(env), 'platform.secret');
+  if (options.create === false && !existsSync(path))
+    throw new ConfigError(`no root secret: ${path} does not exist and PLATFORM_SECRET is not set (run platform up with this DATA_DIR first)`);
   const file = secretFromSettingOrFile('', platformDataDir(env), 'platform.secret', 'PLATFORM_SECRET');
   return { key: Buffer.from(file.hex, 'hex'), source: file.source };
 }

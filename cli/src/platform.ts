@@ -1,5 +1,6 @@
 import { delegateCommand } from './delegate-command.ts';
 import { journalCommand } from './journal-command.ts';
+import { secretCommand } from './secret-command.ts';
 import { findService, serviceNames } from './services.ts';
 import { describeError, up } from './up.ts';
 
@@ -9,9 +10,22 @@ Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
+  mcp connector    the connector's tools over stdio, called through the connector service (PLATFORM_CONNECTOR_URL,
+                   PLATFORM_CONNECTOR_TOKEN, PLATFORM_AGENT_KEY, PLATFORM_AGENT_USER_ID, CONNECTOR_TOOL_REGISTRY)
+  connector registry  print the connector's MCP tool registry (JSON) for CONNECTOR_TOOL_REGISTRY
   delegate "<prose>"  hand a request to the daemon (DAEMON_URL, PLATFORM_DAEMON_TOKEN), answer its gates here,
                    print the answer [--url <daemon url>] [--timeout <seconds>]
   journal verify <folder>  check a daemon's signed intent journals offline [--public-key <hex>]
+  secret <SETTING>  print a secret \`up\` derives from its root (PLATFORM_SECRET or DATA_DIR/platform.secret),
+                   e.g. PLATFORM_DAEMON_TOKEN
+  agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show
+                   its DID and public key
+  alarm create|list|cancel  the agent's alarms on the scheduler (PLATFORM_SCHEDULER_URL, SCHEDULER_TOKEN)
+  balance | pay <did> <amount> | deposit [<amount> --faucet] | withdraw <amount>|bind|status
+                   the agent's account on settlement (PLATFORM_SETTLEMENT_URL, LEDGER_TOKEN)
+  receipt verify <seq>  check a settlement receipt, its checkpoint and proofs offline [--public-key <hex>]
+  market search|quote|call  discover, quote and call paid services (PLATFORM_MARKETPLACE_URL; call: --max-payment)
+                   (agent commands: --json for scripts, --url <service url>; exit 1 failed, 2 usage)
   help             show this text
 
 Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL and each service's own).
@@ -46,9 +60,23 @@ async function run(args: readonly string[]): Promise<number | undefined> {
       return delegateCommand(rest, process.env);
     case 'journal':
       return journalCommand(rest, process.env);
+    case 'secret':
+      return secretCommand(rest, process.env);
+    case 'agent':
+    case 'alarm':
+    case 'balance':
+    case 'pay':
+    case 'deposit':
+    case 'withdraw':
+    case 'receipt':
+    case 'market':
+      return (await import('./agent/agent-cli.ts')).agentCli(command, rest, process.env);
     case 'mcp':
-      if (rest.length !== 1 || rest[0] !== 'contracts') return usageError('mcp takes one service: contracts');
-      return mcp();
+      if (rest.length !== 1 || (rest[0] !== 'contracts' && rest[0] !== 'connector')) return usageError('mcp takes one service: contracts or connector');
+      return mcp(rest[0]);
+    case 'connector':
+      if (rest.length !== 1 || rest[0] !== 'registry') return usageError('connector takes one command: registry');
+      return connectorRegistry();
     default:
       return usageError(`unknown command "${command}"`);
   }
@@ -72,18 +100,27 @@ async function serve(name: string): Promise<number | undefined> {
 }
 
 /** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */
-async function mcp(): Promise<number> {
+async function mcp(name: 'contracts' | 'connector'): Promise<number> {
   try {
-    const { runStdio } = await import('../../services/contracts/src/mcp-stdio.ts');
-    const server = await runStdio(process.env);
+    const server =
+      name === 'contracts'
+        ? await (await import('../../services/contracts/src/mcp-stdio.ts')).runStdio(process.env)
+        : await (await import('../../services/connector/src/mcp/proxy.ts')).runProxy(process.env);
     process.once('SIGINT', () => void server.close());
     process.once('SIGTERM', () => void server.close());
     await server.closed;
     return 0;
   } catch (error) {
-    console.error(`platform mcp: contracts failed to start: ${describeError(error)}`);
+    console.error(`platform mcp: ${name} failed to start: ${describeError(error)}`);
     return 1;
   }
+}
+
+/** The connector's tool registry on stdout, for `> tools.json` and CONNECTOR_TOOL_REGISTRY. */
+async function connectorRegistry(): Promise<number> {
+  const { generateRegistry } = await import('../../services/connector/src/mcp/registry.ts');
+  process.stdout.write(`${JSON.stringify(generateRegistry(), null, 2)}\n`);
+  return 0;
 }
 
 function usageError(problem: string): number {

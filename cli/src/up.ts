@@ -3,6 +3,7 @@ import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
+import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
 
 /**
@@ -42,7 +43,7 @@ export async function up(env: Env): Promise<number> {
   }
   if (!stopRequested) {
     const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name));
-    console.log(table([['name', 'url', 'data'], ...rows.map((service) => [service.name, service.url, service.dataLocation])]));
+    console.log(readyMessage(env, rows));
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;
@@ -91,7 +92,26 @@ const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> =
   contracts: { setting: 'PLATFORM_CONTRACTS_URL', path: '' },
   scheduler: { setting: 'PLATFORM_SCHEDULER_URL', path: '' },
   settlement: { setting: 'PLATFORM_SETTLEMENT_URL', path: '' },
+  // Not called by the daemon itself: its connector proxy (a stdio child, below) reads the URL.
+  connector: { setting: 'PLATFORM_CONNECTOR_URL', path: '' },
 };
+
+/**
+ * The connector's tools reach a daemon through the stdio MCP proxy (`platform mcp connector`), a child the daemon
+ * starts with its own agent key and only the connector's address and transport token.
+ */
+export function connectorProxySetting(): string {
+  const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
+  return JSON.stringify([
+    {
+      name: 'connector',
+      command: process.execPath,
+      args: [bin, 'mcp', 'connector'],
+      env_pass: ['PLATFORM_CONNECTOR_URL', 'PLATFORM_CONNECTOR_TOKEN'],
+      agent_key: true,
+    },
+  ]);
+}
 
 /**
  * One process, several services: each needs its own port and data folder. `<NAME>_PORT` and `<NAME>_DATA_DIR`
@@ -122,11 +142,13 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     if (env.MARKETPLACE_DEV === undefined && env.NODE_ENV !== 'production') own.MARKETPLACE_DEV = 'true';
   }
   // The daemon started here, and the daemons the router starts per user, reach the same services.
-  if (name === 'daemon' || name === 'router')
+  if (name === 'daemon' || name === 'router') {
     for (const service of started) {
       const link = daemonLinks[service.name];
       if (link !== undefined && !env[link.setting]) own[link.setting] = `${service.url}${link.path}`;
     }
+    if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
+  }
   return own;
 }
 
@@ -142,13 +164,6 @@ async function stopAll(started: readonly StartedService[]): Promise<boolean> {
     }
   }
   return clean;
-}
-
-/** Left-aligned columns separated by two spaces. */
-export function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  const line = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
-  return rows.map((row) => line(row).trimEnd()).join('\n');
 }
 
 /**

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { derivedValue } from '../src/platform-secrets.ts';
 
 const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
 const repoRoot = join(import.meta.dirname, '..', '..');
@@ -81,7 +80,7 @@ test('platform up starts every service, prints the table, each answers /healthz,
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const stdout: string[] = [];
   try {
-    await within(waitForLine(child, /^router\s+http:\/\//, stdout), upLimitMs, 'the last row').catch((error: Error) => {
+    await within(waitForLine(child, /npx platform delegate/, stdout), upLimitMs, 'the last line').catch((error: Error) => {
       throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
     });
     for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
@@ -110,11 +109,28 @@ test('platform up starts every service, prints the table, each answers /healthz,
     assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
     // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
     assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
-    const root = Buffer.from((await readFile(join(dataDir, 'platform.secret'), 'utf8')).trim(), 'hex');
-    const bearer = { authorization: `Bearer ${derivedValue('PLATFORM_DAEMON_TOKEN', root)}` };
+    // The lines printed to paste: `platform secret` gives the daemon's bearer for this DATA_DIR.
+    assert.ok(stdout.includes('talk to your agent (in another terminal):'), stdout.join('\n'));
+    assert.ok(
+      stdout.some((line) => line.includes(`DAEMON_URL=${daemonUrl} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform secret PLATFORM_DAEMON_TOKEN)`)),
+    );
+    assert.ok(
+      stdout.some((line) => /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/.test(line)),
+      'the table says the gateway has no provider',
+    );
+    const secret = await runToExit(['secret', 'PLATFORM_DAEMON_TOKEN'], cleanEnv({ DATA_DIR: dataDir }));
+    assert.equal(secret.code, 0, secret.stderr);
+    const bearer = { authorization: `Bearer ${secret.stdout.trim()}` };
     const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
     for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
       assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
+    // The connector's tools reach the daemon through its stdio proxy, started with the daemon's key.
+    const tools = (await (await fetch(`${daemonUrl}/tools`, { headers: bearer })).json()) as { data: { tools: { name: string }[]; unavailable: unknown[] } };
+    assert.deepEqual(tools.data.unavailable, []);
+    assert.ok(
+      tools.data.tools.some((tool) => tool.name === 'connector.google-workspace_mail_send'),
+      JSON.stringify(tools.data.tools.map((t) => t.name)),
+    );
 
     // No service started open or on a built-in development secret, so none said so.
     assert.doesNotMatch(stderr, /every path is open|routes are open|is empty|development secret/, stderr);

@@ -7,13 +7,19 @@ export class ServiceCallError extends Error {
   readonly retryable: boolean;
   /** The envelope's `reason`, when the service gave one (e.g. settlement's `insufficient_funds`). */
   readonly reason: string | undefined;
-  constructor(status: number, code: string, message: string, retryable = false, reason?: string) {
+  /** The error's other members, as the service sent them (the connector's `confirm`, `action`, `connect`). */
+  readonly details: Readonly<Record<string, unknown>>;
+  /** The service's own message, without the status and code this error's message leads with. */
+  readonly serviceMessage: string;
+  constructor(status: number, code: string, message: string, retryable = false, reason?: string, details: Record<string, unknown> = {}) {
     super(`${status} ${code}: ${message}`);
     this.name = 'ServiceCallError';
     this.status = status;
     this.code = code;
     this.retryable = retryable;
     this.reason = reason;
+    this.details = details;
+    this.serviceMessage = message;
   }
 }
 
@@ -54,7 +60,7 @@ export interface SessionOptions {
 interface Envelope<T> {
   ok: boolean;
   data?: T;
-  error?: { code: string; message: string; retryable?: boolean; reason?: string };
+  error?: { code: string; message: string; retryable?: boolean; reason?: string; [member: string]: unknown };
 }
 
 /**
@@ -71,8 +77,8 @@ export async function readEnvelope<T>(response: Response): Promise<T> {
 export function envelopeData<T>(status: number, json: unknown): T {
   const envelope = (json ?? { ok: false }) as Envelope<T>;
   if (status >= 200 && status < 300 && envelope.ok && envelope.data !== undefined) return envelope.data;
-  const error = envelope.error ?? { code: 'internal', message: `unexpected ${status} answer` };
-  throw new ServiceCallError(status, error.code, error.message, error.retryable ?? false, error.reason);
+  const { code, message, retryable, reason, ...details } = envelope.error ?? { code: 'internal', message: `unexpected ${status} answer` };
+  throw new ServiceCallError(status, code, message, retryable ?? false, reason, details);
 }
 
 /**

@@ -80,7 +80,14 @@ export function parseRawMessage(raw: string): { headers: Record<string, string>;
  *
  * @example const google = await startGoogleApis(); google.grant('ya29.x', [gmailModify]); ...; await google.close()
  */
-export async function startGoogleApis(options: { account?: string; now?: () => Date } = {}) {
+export async function startGoogleApis(
+  options: {
+    account?: string;
+    now?: () => Date;
+    /** Scopes of a token not granted with `grant`: an authorization server's view (the OAuth test server's `scopesOf`). */
+    tokenScopes?: (token: string) => Promise<readonly string[] | undefined>;
+  } = {},
+) {
   const account = options.account ?? 'me@example.com';
   const now = options.now ?? (() => new Date());
   const tokens = new Map<string, Set<string>>();
@@ -292,7 +299,7 @@ export async function startGoogleApis(options: { account?: string; now?: () => D
     response.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...extra }).end(JSON.stringify(body));
   }
 
-  function serve(request: IncomingMessage, response: ServerResponse, text: string) {
+  async function serve(request: IncomingMessage, response: ServerResponse, text: string) {
     const url = new URL(request.url ?? '/', 'http://stand-in');
     const query: Record<string, string[]> = {};
     for (const [name, value] of url.searchParams) query[name] = [...(query[name] ?? []), value];
@@ -310,7 +317,8 @@ export async function startGoogleApis(options: { account?: string; now?: () => D
       return answer(response, scripted.failure.status, googleError(scripted.failure.status, scripted.failure.reason, scripted.failure.message));
     }
     const bearer = /^Bearer (.+)$/.exec(recorded.authorization ?? '')?.[1];
-    const scopes = bearer === undefined ? undefined : tokens.get(bearer);
+    const known = bearer === undefined ? undefined : (tokens.get(bearer) ?? (await options.tokenScopes?.(bearer)));
+    const scopes = known === undefined ? undefined : new Set(known);
     if (!scopes) {
       return answer(response, 401, googleError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token.'), {
         'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"',
@@ -330,7 +338,11 @@ export async function startGoogleApis(options: { account?: string; now?: () => D
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => serve(request, response, Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => {
+      serve(request, response, Buffer.concat(chunks).toString('utf8')).catch((error: unknown) =>
+        answer(response, 500, googleError(500, 'backendError', String(error))),
+      );
+    });
   });
   const { port, close } = await listenOnFreePort(server);
 

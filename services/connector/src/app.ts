@@ -15,13 +15,20 @@ import type { ConnectorDefinition, ProviderSettings } from './connectors/types.t
 import type { ConnectorSchema } from './db/schema.ts';
 import { Invoker } from './invoke/invoker.ts';
 import { connectorLimits } from './limits.ts';
-import { principalPrefixes, registerConnectorRoutes } from './routes/index.ts';
+import { ConnectFlow } from './oauth/connect-flow.ts';
+import { ConnectStatesRepository } from './oauth/connect-states.repository.ts';
+import { Disconnector } from './oauth/disconnector.ts';
+import { Refresher } from './oauth/refresher.ts';
+import type { OAuthSettings } from './oauth/settings.ts';
+import { TokenEndpoint } from './oauth/token-endpoint.ts';
+import { principalHeader } from './principal-header.ts';
+import { principalExactPaths, principalPrefixes, publicPaths, registerConnectorRoutes } from './routes/index.ts';
 import type { Vault } from './vault/vault.ts';
+
+export { principalHeader };
 
 export const serviceName = 'connector';
 export const serviceVersion = '0.1.0';
-/** The principal token's header (the spec leaves it unnamed; named like the scheduler's X-Scheduler-Agent). */
-export const principalHeader = 'X-Connector-Agent';
 
 export interface AppDeps {
   db: Kysely<ConnectorSchema>;
@@ -34,9 +41,12 @@ export interface AppDeps {
   connectors?: readonly ConnectorDefinition[];
   /** Where the providers are; Google's public endpoint and a 10 s timeout by default. */
   providers?: ProviderSettings;
+  /** OAuth clients, the public URL and the flow's timings; without clients, connecting answers 503 naming the settings. */
+  oauth?: OAuthSettings;
 }
 
 export const defaultProviders: ProviderSettings = { googleApiUrl: 'https://www.googleapis.com', timeoutMs: 10_000 };
+export const defaultOAuth: OAuthSettings = { publicUrl: 'http://127.0.0.1:9094', stateTtlMs: 600_000, refreshMarginMs: 120_000, clients: {} };
 
 /** The connector service's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
@@ -45,18 +55,42 @@ export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
-  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
-  requirePrincipal(app, { header: principalHeader, tokenKey, clock: deps.clock, prefixes: principalPrefixes });
+  requireTransportBearer(app, { token: deps.transportToken, publicPaths });
+  requirePrincipal(app, { header: principalHeader, tokenKey, clock: deps.clock, prefixes: principalPrefixes, optional: principalExactPaths });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
   const connections = new ConnectionsRepository(deps.db, deps.vault, deps.clock);
+  const providers = deps.providers ?? defaultProviders;
+  const oauth = deps.oauth ?? defaultOAuth;
   const client = createJsonClient({
     maxSockets: connectorLimits.providerSockets,
-    timeoutMs: deps.providers?.timeoutMs ?? defaultProviders.timeoutMs,
+    timeoutMs: providers.timeoutMs,
     maxAnswerBytes: connectorLimits.providerAnswerBytes,
   });
   app.addHook('onClose', async () => client.close());
-  const invoker = new Invoker({ connections, connectors, client, settings: deps.providers ?? defaultProviders, logger: deps.logger });
-  registerConnectorRoutes(app, { connections, connectors, invoker });
+  const endpoint = new TokenEndpoint({ timeoutMs: providers.timeoutMs });
+  const refresher = new Refresher({
+    connections,
+    endpoint,
+    settings: oauth,
+    clock: deps.clock,
+    logger: deps.logger,
+    leaseMs: providers.timeoutMs + connectorLimits.refreshLeaseSlackMs,
+    pollMs: connectorLimits.refreshPollMs,
+  });
+  const invoker = new Invoker({ connections, connectors, client, settings: providers, logger: deps.logger, refresher });
+  const states = new ConnectStatesRepository(deps.db, deps.clock);
+  const connectFlow = new ConnectFlow({
+    connections,
+    states,
+    connectors,
+    endpoint,
+    settings: oauth,
+    vault: deps.vault,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+  const disconnector = new Disconnector({ connections, connectors, endpoint, settings: oauth, logger: deps.logger });
+  registerConnectorRoutes(app, { connections, connectors, invoker, connectFlow, disconnector, logger: deps.logger });
   return app;
 }

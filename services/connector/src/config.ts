@@ -1,5 +1,7 @@
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { connectors } from './connectors/index.ts';
 import { connectorLimits as limits } from './limits.ts';
+import { clientSettingNames, type OAuthClientSettings, type OAuthSettings } from './oauth/settings.ts';
 import { parseVaultKeys, vaultKeysSetting } from './vault/keyring.ts';
 
 export interface ConnectorConfig extends BaseConfig {
@@ -14,6 +16,8 @@ export interface ConnectorConfig extends BaseConfig {
   readonly googleApiUrl: string;
   /** Per provider call, from sending to the end of the answer. */
   readonly providerTimeoutMs: number;
+  /** Public URL, OAuth clients (the secret among them: never logged), state TTL and refresh margin. */
+  readonly oauth: OAuthSettings;
 }
 
 /** Used when CONNECTOR_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
@@ -46,5 +50,40 @@ export function loadConfig(env: Env): ConnectorConfig {
     resealBatch: read.integer(env, 'CONNECTOR_RESEAL_BATCH', limits.resealBatchDefault, { min: 1, max: limits.resealBatchMax }),
     googleApiUrl: read.url(env, 'CONNECTOR_GOOGLE_API_URL', 'https://www.googleapis.com', production ? ['https:'] : ['https:', 'http:']),
     providerTimeoutMs: read.duration(env, 'CONNECTOR_PROVIDER_TIMEOUT', limits.providerTimeoutDefault, { min: 100, max: 120_000 }),
+    oauth: readOAuth(env, base.port, production),
+  });
+}
+
+/**
+ * CONNECTOR_PUBLIC_URL, the state TTL, the refresh margin, and for each provider the connectors name
+ * (`CONNECTOR_GOOGLE_*`) its client id and secret (both or neither) and endpoint overrides. In production every URL
+ * is https: the authorization code, the client secret and the tokens travel on them.
+ */
+function readOAuth(env: Env, port: number, production: boolean): OAuthSettings {
+  const protocols = production ? ['https:'] : ['https:', 'http:'];
+  if (production && !read.optionalString(env, 'CONNECTOR_PUBLIC_URL')) {
+    throw new ConfigError('CONNECTOR_PUBLIC_URL is required in production (the https URL the provider sends browsers back to)');
+  }
+  const clients: Record<string, OAuthClientSettings> = {};
+  for (const provider of new Set(connectors.map((connector) => connector.oauth.provider))) {
+    const names = clientSettingNames(provider);
+    const clientId = read.optionalString(env, names.clientId);
+    const clientSecret = read.optionalString(env, names.clientSecret);
+    if ((clientId === undefined) !== (clientSecret === undefined)) {
+      throw new ConfigError(`${names.clientId} and ${names.clientSecret} are set together or not at all`);
+    }
+    const client: OAuthClientSettings = {};
+    if (clientId !== undefined && clientSecret !== undefined) Object.assign(client, { clientId, clientSecret });
+    for (const key of ['authorizeUrl', 'tokenUrl', 'revokeUrl'] as const) {
+      const value = read.optionalString(env, names[key]);
+      if (value !== undefined) client[key] = read.url(env, names[key], value, protocols);
+    }
+    clients[provider] = Object.freeze(client);
+  }
+  return Object.freeze({
+    publicUrl: read.url(env, 'CONNECTOR_PUBLIC_URL', `http://127.0.0.1:${port}`, protocols),
+    stateTtlMs: read.duration(env, 'CONNECTOR_STATE_TTL', limits.stateTtlDefault, { min: limits.stateTtlMinMs, max: limits.stateTtlMaxMs }),
+    refreshMarginMs: read.duration(env, 'CONNECTOR_REFRESH_MARGIN', limits.refreshMarginDefault, { min: 0, max: limits.refreshMarginMaxMs }),
+    clients: Object.freeze(clients),
   });
 }

@@ -3,7 +3,7 @@ import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
-import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
+import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
@@ -11,6 +11,8 @@ import { ConnectionsRepository } from './connections/connections.repository.ts';
 import { Resealer } from './connections/reseal.ts';
 import { migrations } from './db/migrations.ts';
 import type { ConnectorSchema } from './db/schema.ts';
+import { connectorLimits } from './limits.ts';
+import { ConnectStatesRepository } from './oauth/connect-states.repository.ts';
 import { resolveKeyring } from './vault/keyring.ts';
 import { Vault } from './vault/vault.ts';
 
@@ -37,15 +39,24 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     transportToken: config.transportToken,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
     providers: { googleApiUrl: config.googleApiUrl, timeoutMs: config.providerTimeoutMs },
+    oauth: config.oauth,
   });
+  // Names only: which providers can be connected, never an id's secret.
+  const unconfigured = Object.entries(config.oauth.clients)
+    .filter(([, client]) => !client.clientId)
+    .map(([provider]) => provider);
+  if (unconfigured.length > 0)
+    logger.warn({ providers: unconfigured }, 'OAuth clients not configured (CONNECTOR_<provider>_CLIENT_ID and _SECRET): connecting answers 503');
   const resealer = new Resealer({ repository: new ConnectionsRepository(database.db, vault, clock), vault, batchSize: config.resealBatch, logger });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
+  const states = new ConnectStatesRepository(database.db, clock);
+  const stopStatePurge = repeatEvery(connectorLimits.statePurgeIntervalMs, () => states.purgeExpired(), logger, 'connect state purge');
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => stopNoncePurge(), () => resealer.stop(), () => database.close()],
+    shutdownSteps: [async () => stopNoncePurge(), async () => stopStatePurge(), () => resealer.stop(), () => database.close()],
   });
   resealer.start(config.resealIntervalMs);
   logger.info({ url: running.url, database: database.location }, 'connector listening');

@@ -20,6 +20,14 @@ const second: ConnectorDefinition = {
       run: async () => ({ files: [] }),
     },
   ],
+  oauth: {
+    provider: 'OTHER',
+    authorizeUrl: 'https://other.example/authorize',
+    tokenUrl: 'https://other.example/token',
+    revokeUrl: 'https://other.example/revoke',
+    authorizeParams: {},
+    clientAuth: 'client_secret_basic',
+  },
 };
 
 describe('connector definitions', () => {

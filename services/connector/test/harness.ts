@@ -4,15 +4,17 @@ import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
+import { Arrivals } from '@platform/testkit/local-server';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import pino, { type Logger } from 'pino';
 import { buildApp, principalHeader } from '../src/app.ts';
 import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
 import type { Credential } from '../src/connections/credential.ts';
 import { Resealer } from '../src/connections/reseal.ts';
-import type { ProviderSettings } from '../src/connectors/types.ts';
+import type { ConnectorDefinition, ProviderSettings } from '../src/connectors/types.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ConnectorSchema } from '../src/db/schema.ts';
+import type { OAuthSettings } from '../src/oauth/settings.ts';
 import type { Keyring } from '../src/vault/keyring.ts';
 import { Vault } from '../src/vault/vault.ts';
 
@@ -35,6 +37,16 @@ export function credentialFor(label: string): Credential {
   };
 }
 
+/** A manual clock that also reports each sleep begun, so a test can wait until an instance is waiting on it. */
+export class WatchedClock extends ManualClock {
+  readonly sleeps = new Arrivals<number>();
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    const slept = super.sleep(ms, signal);
+    this.sleeps.push(ms);
+    return slept;
+  }
+}
+
 export interface CallOptions {
   token?: string;
   body?: unknown;
@@ -43,23 +55,34 @@ export interface CallOptions {
 }
 
 /** One connector service on a fresh database with a manual clock; `withKeys` gives repositories over other keyrings. */
-export async function startConnector(engine: TestEngine, options: { keyring?: Keyring; providers?: ProviderSettings; logger?: Logger } = {}) {
+export async function startConnector(
+  engine: TestEngine,
+  options: { keyring?: Keyring; providers?: ProviderSettings; oauth?: OAuthSettings; logger?: Logger; connectors?: readonly ConnectorDefinition[] } = {},
+) {
   const fresh = await engine.fresh();
   const database: Database<ConnectorSchema> = await openDatabase<ConnectorSchema>(fresh.options);
   await migrate(database, 'connector', migrations);
-  const clock = new ManualClock(startTime);
+  const clock = new WatchedClock(startTime);
   const vault = new Vault(options.keyring ?? keyringOf(['k1']));
-  const app = buildApp({
-    db: database.db,
-    ping: () => database.ping(),
-    clock,
-    logger: options.logger ?? silentLogger,
-    vault,
-    transportToken,
-    agentAuthSecret,
-    ...(options.providers ? { providers: options.providers } : {}),
-  });
-  await app.ready();
+  /** One instance of the service on this database (the tests' main one, or a sibling as a second process would be). */
+  async function instance() {
+    const built = buildApp({
+      db: database.db,
+      ping: () => database.ping(),
+      clock,
+      logger: options.logger ?? silentLogger,
+      vault,
+      transportToken,
+      agentAuthSecret,
+      ...(options.providers ? { providers: options.providers } : {}),
+      ...(options.oauth ? { oauth: options.oauth } : {}),
+      ...(options.connectors ? { connectors: options.connectors } : {}),
+    });
+    await built.ready();
+    return built;
+  }
+  const app = await instance();
+  const siblings: Awaited<ReturnType<typeof instance>>[] = [];
   const repository = new ConnectionsRepository(database.db, vault, clock);
 
   /** A repository and re-sealer as an instance configured with `keyring` would have them, on the same database. */
@@ -73,18 +96,30 @@ export async function startConnector(engine: TestEngine, options: { keyring?: Ke
     };
   }
 
-  async function call(method: 'GET' | 'POST', url: string, callOptions: CallOptions = {}) {
-    const headers: Record<string, string> = {};
-    const presented = callOptions.bearer === undefined ? transportToken : callOptions.bearer;
-    if (presented) headers.authorization = `Bearer ${presented}`;
-    if (callOptions.token !== undefined) headers[principalHeader.toLowerCase()] = callOptions.token;
-    const response = await app.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
-    return {
-      status: response.statusCode,
-      text: response.body,
-      // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
-      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean } },
+  function caller(target: typeof app) {
+    return async (method: 'GET' | 'POST', url: string, callOptions: CallOptions = {}) => {
+      const headers: Record<string, string> = {};
+      const presented = callOptions.bearer === undefined ? transportToken : callOptions.bearer;
+      if (presented) headers.authorization = `Bearer ${presented}`;
+      if (callOptions.token !== undefined) headers[principalHeader.toLowerCase()] = callOptions.token;
+      const response = await target.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
+      const json = (response.headers['content-type'] ?? '').toString().startsWith('application/json');
+      return {
+        status: response.statusCode,
+        text: response.body,
+        headers: response.headers,
+        // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
+        body: (json ? response.json() : {}) as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean } },
+      };
     };
+  }
+  const call = caller(app);
+
+  /** A second instance of the service on the same database, clock and keys: another process, as far as the data goes. */
+  async function sibling() {
+    const other = await instance();
+    siblings.push(other);
+    return { app: other, call: caller(other) };
   }
 
   /** Runs the handshake for a key (a new one by default) and returns it with its principal token and owner. */
@@ -104,12 +139,13 @@ export async function startConnector(engine: TestEngine, options: { keyring?: Ke
   }
 
   async function close() {
+    for (const other of siblings) await other.close();
     await app.close();
     await database.close();
     await fresh.dispose();
   }
 
-  return { app, clock, database, vault, repository, withKeys, call, agent, seed, close };
+  return { app, clock, database, vault, repository, withKeys, call, sibling, agent, seed, close };
 }
 
 export type Connector = Awaited<ReturnType<typeof startConnector>>;

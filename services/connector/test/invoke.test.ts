@@ -111,13 +111,19 @@ for (const engine of testEngines()) {
       assert.equal(malformed.status, 400);
     });
 
-    test('the provider refuses the credential (401): 401 credential_refused, the connection needs_reconnect, later calls 409', async () => {
+    test('the provider refuses the credential (401) and the refresh is refused too: 409 needs_reconnect, later calls 409 unsent', async () => {
       const user = await w.connectedUser();
       w.google.revoke(user.credential.accessToken);
+      const refreshes = w.oauth.calls.length;
       const refused = await w.invoke(user.token, 'mail_search', { query: 'x' });
-      assert.equal(refused.status, 401);
-      assert.equal((refused.body.error as { reason?: string }).reason, 'credential_refused');
-      assert.match(refused.body.error?.message ?? '', /refused the stored credential.*needs_reconnect.*POST \/v1\/connect/);
+      assert.equal(refused.status, 409);
+      assert.equal((refused.body.error as { reason?: string }).reason, 'needs_reconnect');
+      assert.match(refused.body.error?.message ?? '', /needs reconnecting.*POST \/v1\/connect/);
+      // One refresh was tried (the seeded refresh token is unknown to the provider: invalid_grant).
+      assert.deepEqual(
+        w.oauth.calls.slice(refreshes).map((c) => [c.grantType, c.error]),
+        [['refresh_token', 'invalid_grant']],
+      );
       const listed = await w.s.call('GET', '/v1/connections', { token: user.token });
       assert.equal(listed.body.data.connections[0].status, 'needs_reconnect');
       const before = w.google.requests.length;
@@ -125,6 +131,7 @@ for (const engine of testEngines()) {
       assert.equal(later.status, 409);
       assert.equal((later.body.error as { reason?: string }).reason, 'needs_reconnect');
       assert.equal(w.google.requests.length, before);
+      assert.equal(w.oauth.calls.length, refreshes + 1);
     });
 
     test('provider refusals map: 403 insufficientPermissions → 403 naming the scope, 404 → not_found, 500/429/quota → 503 retryable', async () => {
@@ -175,6 +182,7 @@ for (const engine of testEngines()) {
       assert.equal(answer.status, 503);
       assert.equal((answer.body.error as { reason?: string }).reason, 'provider_unavailable');
       await down.s.close();
+      await down.oauth.close();
     });
   });
 }

@@ -91,7 +91,13 @@ describe('connector settings', () => {
   });
 
   test('production requires the vault keys, the transport token and the auth secret; CONNECTOR_DEV lifts that', () => {
-    const full = { NODE_ENV: 'production', PLATFORM_CONNECTOR_TOKEN: 't', CONNECTOR_AGENT_AUTH_SECRET: 's', CONNECTOR_VAULT_KEYS: `k1:${b64()}` };
+    const full = {
+      NODE_ENV: 'production',
+      PLATFORM_CONNECTOR_TOKEN: 't',
+      CONNECTOR_AGENT_AUTH_SECRET: 's',
+      CONNECTOR_VAULT_KEYS: `k1:${b64()}`,
+      CONNECTOR_PUBLIC_URL: 'https://connector.example',
+    };
     assert.equal(loadConfig(full).port, 9094);
     for (const missing of ['PLATFORM_CONNECTOR_TOKEN', 'CONNECTOR_AGENT_AUTH_SECRET', 'CONNECTOR_VAULT_KEYS'] as const) {
       assert.throws(() => loadConfig({ ...full, [missing]: '' }), new RegExp(`^ConfigError: ${missing} is required in production`));

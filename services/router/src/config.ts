@@ -76,6 +76,9 @@ export const defaultDaemonEnv = [
   'PLATFORM_SETTLEMENT_URL',
   'LEDGER_TOKEN',
   'DAEMON_MCP_SERVERS',
+  // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes them to (env_pass).
+  'PLATFORM_CONNECTOR_URL',
+  'PLATFORM_CONNECTOR_TOKEN',
   'GATEWAY_MODEL_M1',
   'GATEWAY_MODEL_M2',
   'GATEWAY_MODEL_M3',

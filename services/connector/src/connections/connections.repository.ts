@@ -1,6 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import { uuidv7 } from '@platform/kit/ids';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { ConnectionStatus, ConnectorSchema } from '../db/schema.ts';
 import type { Sealed, Vault } from '../vault/vault.ts';
 import { type Credential, decodeCredential, encodeCredential } from './credential.ts';
@@ -23,6 +23,14 @@ export interface SealedRow {
   sealed: Sealed;
 }
 
+/** A connection from one select: its summary, the IV naming this exact sealed value (for guarded writes), and its credential still sealed. */
+export interface FoundConnection {
+  connection: ConnectionSummary;
+  /** Unique per seal, so it names this credential: writes guarded on it miss if anyone replaced the row. */
+  iv: Buffer;
+  unseal: () => Credential;
+}
+
 const summaryColumns = ['id', 'connector', 'status', 'scopes', 'created_at', 'updated_at'] as const;
 
 /** Connections and their sealed credentials: seals on write, unseals on read. All of the service's SQL on them. */
@@ -41,7 +49,8 @@ export class ConnectionsRepository {
   async save(owner: string, connector: string, scopes: readonly string[], credential: Credential): Promise<ConnectionSummary> {
     const sealed = this.#vault.seal(encodeCredential(credential), { owner, connector });
     const now = this.#clock.sqlNow();
-    const columns = { status: 'connected' as const, scopes: JSON.stringify(scopes), ...sealedColumns(sealed), updated_at: now };
+    // A new credential ends any refresh in flight for the old one: that refresher's guarded write will miss.
+    const columns = { status: 'connected' as const, scopes: JSON.stringify(scopes), ...sealedColumns(sealed), updated_at: now, refresh_claimed_until: null };
     const row = await this.#db
       .insertInto('connections')
       .values({ id: uuidv7(this.#clock.now().getTime()), owner, connector, ...columns, created_at: now })
@@ -67,7 +76,7 @@ export class ConnectionsRepository {
    * The connection from one select, with its credential still sealed: callers check status and scopes first and
    * decrypt only a call that passes (`unseal` throws the vault's error if the key is gone or the row altered).
    */
-  async find(owner: string, connector: string): Promise<{ connection: ConnectionSummary; unseal: () => Credential } | undefined> {
+  async find(owner: string, connector: string): Promise<FoundConnection | undefined> {
     const row = await this.#db
       .selectFrom('connections')
       .select([...summaryColumns, 'key_id', 'iv', 'ciphertext', 'tag'])
@@ -83,7 +92,79 @@ export class ConnectionsRepository {
         plaintext.fill(0);
       }
     };
-    return { connection: summaryOf(row), unseal };
+    return { connection: summaryOf(row), iv: buffer(row.iv), unseal };
+  }
+
+  /**
+   * Claims the right to refresh the credential sealed under `iv` for `leaseMs` (database time), unless another
+   * instance holds an unexpired claim or the row no longer holds that credential. Answers the claim's end, which
+   * `releaseRefresh` needs; a single statement, so no transaction waits on the provider.
+   */
+  async claimRefresh(id: string, iv: Buffer, leaseMs: number): Promise<Date | undefined> {
+    const now = this.#clock.sqlNow();
+    const row = await this.#db
+      .updateTable('connections')
+      .set({ refresh_claimed_until: sql<Date>`${now} + make_interval(secs => ${leaseMs / 1000})` })
+      .where('id', '=', id)
+      .where('iv', '=', iv)
+      .where('status', '=', 'connected')
+      .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<=', now)]))
+      .returning('refresh_claimed_until')
+      .executeTakeFirst();
+    return row?.refresh_claimed_until ?? undefined;
+  }
+
+  /** Gives a claim back early (a failed refresh), if it is still this one: a later claimant's is left alone. */
+  async releaseRefresh(id: string, claimedUntil: Date): Promise<void> {
+    await this.#db
+      .updateTable('connections')
+      .set({ refresh_claimed_until: null })
+      .where('id', '=', id)
+      .where('refresh_claimed_until', '=', claimedUntil)
+      .execute();
+  }
+
+  /**
+   * Stores a refreshed credential (sealed with the current key) only if the row still holds the one under
+   * `previousIv`, and ends the claim. False when a reconnect or another writer replaced it meanwhile.
+   */
+  async replaceCredential(
+    id: string,
+    binding: { owner: string; connector: string },
+    previousIv: Buffer,
+    credential: Credential,
+    scopes: readonly string[] | undefined,
+  ): Promise<boolean> {
+    const sealed = this.#vault.seal(encodeCredential(credential), binding);
+    const result = await this.#db
+      .updateTable('connections')
+      .set({
+        ...sealedColumns(sealed),
+        ...(scopes ? { scopes: JSON.stringify(scopes) } : {}),
+        updated_at: this.#clock.sqlNow(),
+        refresh_claimed_until: null,
+      })
+      .where('id', '=', id)
+      .where('iv', '=', previousIv)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Marks the connection `needs_reconnect` if it still holds the credential under `iv` (a reconnect since is left alone). */
+  async markNeedsReconnect(id: string, iv: Buffer): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('connections')
+      .set({ status: 'needs_reconnect', updated_at: this.#clock.sqlNow(), refresh_claimed_until: null })
+      .where('id', '=', id)
+      .where('iv', '=', iv)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Deletes the connection if it still holds the credential under `iv`. */
+  async removeIfUnchanged(id: string, iv: Buffer): Promise<boolean> {
+    const result = await this.#db.deleteFrom('connections').where('id', '=', id).where('iv', '=', iv).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   async setStatus(owner: string, connector: string, status: ConnectionStatus): Promise<boolean> {

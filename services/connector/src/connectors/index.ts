@@ -11,6 +11,8 @@ export function checkConnectors(list: readonly ConnectorDefinition[]): void {
     if (!/^[a-z0-9-]{1,64}$/.test(connector.id)) throw new Error(`connector id "${connector.id}" must be 1 to 64 of a-z 0-9 -`);
     if (ids.has(connector.id)) throw new Error(`connector id "${connector.id}" is listed twice`);
     ids.add(connector.id);
+    if (!/^[A-Z][A-Z0-9_]{0,31}$/.test(connector.oauth.provider))
+      throw new Error(`${connector.id}: oauth.provider "${connector.oauth.provider}" must be A-Z 0-9 _ (it names settings)`);
     const scopes = new Set(connector.scopes.map((scope) => scope.id));
     const names = new Set<string>();
     for (const tool of connector.tools) {

@@ -60,6 +60,23 @@ export interface ToolDefinition {
 }
 
 /**
+ * How a connector's provider runs OAuth 2.0 (authorization code with PKCE, refresh, RFC 7009 revocation). The URLs
+ * are defaults: settings named after `provider` (`CONNECTOR_<provider>_AUTHORIZE_URL`, …) override them, so a test
+ * points them at a local authorization server; the client id and secret are settings only.
+ */
+export interface OAuthDefinition {
+  /** Upper-case name in the settings: `GOOGLE` reads CONNECTOR_GOOGLE_CLIENT_ID. Connectors may share one. */
+  provider: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  revokeUrl: string;
+  /** Added to the authorization URL (Google: `access_type=offline` and `prompt=consent`, so a refresh token comes back). */
+  authorizeParams: Readonly<Record<string, string>>;
+  /** How the client authenticates at the token and revocation endpoints (RFC 6749 §2.3.1). */
+  clientAuth: 'client_secret_post' | 'client_secret_basic';
+}
+
+/**
  * One connector: its definition and its tools' code in one place, so the catalogue route, the tool registry,
  * the gates and the calls all read the same scope and `consequential` flag. A new connector is a new folder under
  * `connectors/` with a `definition.ts`, listed in `index.ts`.
@@ -71,4 +88,5 @@ export interface ConnectorDefinition {
   description: string;
   scopes: readonly ScopeDefinition[];
   tools: readonly ToolDefinition[];
+  oauth: OAuthDefinition;
 }

@@ -24,7 +24,34 @@ const connections: Migration = {
   },
 };
 
+const connectStates: Migration = {
+  async up(db) {
+    await db.schema
+      .createTable('connect_states')
+      .addColumn('state_hash', 'bytea', (c) => c.primaryKey().check(sql`length(state_hash) = 32`))
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('connector', 'text', (c) => c.notNull())
+      .addColumn('key_id', 'text', (c) => c.notNull())
+      .addColumn('iv', 'bytea', (c) => c.notNull().check(sql`length(iv) = 12`))
+      .addColumn('ciphertext', 'bytea', (c) => c.notNull())
+      .addColumn('tag', 'bytea', (c) => c.notNull().check(sql`length(tag) = 16`))
+      .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    // The purge of abandoned flows.
+    await sql`create index connect_states_expires on connect_states (expires_at)`.execute(db);
+  },
+};
+
+const refreshLease: Migration = {
+  async up(db) {
+    await db.schema.alterTable('connections').addColumn('refresh_claimed_until', 'timestamptz').execute();
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_connections': connections,
+  '0003_connect_states': connectStates,
+  '0004_refresh_lease': refreshLease,
 };

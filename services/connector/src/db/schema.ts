@@ -21,10 +21,28 @@ export interface ConnectionTable {
   tag: Bytes;
   created_at: Date;
   updated_at: Date;
+  /** Until when one instance holds the right to refresh this credential (src/oauth/refresher.ts); null when free. */
+  refresh_claimed_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A connect flow begun and not yet finished: single use, found by the SHA-256 of its `state`. */
+export interface ConnectStateTable {
+  /** SHA-256 of the `state` sent to the provider; the state itself is never stored. */
+  state_hash: Bytes;
+  owner: string;
+  connector: string;
+  /** The PKCE code verifier, sealed by the vault and bound to owner and connector like a credential. */
+  key_id: string;
+  iv: Bytes;
+  ciphertext: Bytes;
+  tag: Bytes;
+  expires_at: Date;
+  created_at: Date;
 }
 
 export interface ConnectorSchema extends NonceSchema {
   connections: ConnectionTable;
+  connect_states: ConnectStateTable;
 }
 
 export type ConnectionRow = Selectable<ConnectionTable>;

@@ -1,20 +1,12 @@
-import { canonicalHash } from '@platform/kit/canonical-json';
+import { type ConnectorConfirmation, confirmationDigest } from '@platform/kit/connector-confirmation';
 import { ServiceError } from '@platform/kit/errors';
 import type { ToolDefinition } from '../connectors/types.ts';
 
 /** What a caller sends to confirm a consequential call: the tool and the digest of exactly these arguments. */
-export interface Confirmation {
-  tool: string;
-  digest: string;
-}
+export type Confirmation = ConnectorConfirmation;
 
-/**
- * SHA-256 (hex) of the RFC 8785 canonical JSON of `{connector, tool, arguments}`: key order and spacing do not
- * matter, any changed value does, so a confirmation given for one email cannot send another.
- */
-export function confirmationDigest(connector: string, tool: string, args: Record<string, unknown>): string {
-  return canonicalHash({ connector, tool, arguments: args });
-}
+// The digest lives in the kit: the daemon computes the same one when its gate was approved.
+export { confirmationDigest };
 
 /**
  * Passes when the tool is not consequential or the confirmation names this tool and these arguments' digest;

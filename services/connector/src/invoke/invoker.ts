@@ -1,9 +1,12 @@
 import { ServiceError } from '@platform/kit/errors';
 import type { JsonClient } from '@platform/kit/http/json-client';
 import type { Logger } from 'pino';
+import { needsReconnect, notConnected } from '../connections/connection-errors.ts';
 import type { ConnectionsRepository } from '../connections/connections.repository.ts';
+import type { Credential } from '../connections/credential.ts';
 import { CredentialRefused } from '../connectors/provider-errors.ts';
-import type { ConnectorDefinition, ProviderSettings } from '../connectors/types.ts';
+import type { ConnectorDefinition, ProviderSettings, ToolDefinition } from '../connectors/types.ts';
+import type { Refresher } from '../oauth/refresher.ts';
 import { validateArguments } from './arguments.ts';
 import { type Confirmation, checkConfirmation } from './confirmation.ts';
 
@@ -20,13 +23,13 @@ export interface InvokerDeps {
   client: JsonClient;
   settings: ProviderSettings;
   logger: Logger;
+  refresher: Refresher;
 }
-
-const connectRoute = 'POST /v1/connect';
 
 /**
  * Runs one tool for one owner, gates first: known connector and tool, valid arguments, a live connection, the
- * tool's scope granted, a confirmation for consequential tools; then the credential is unsealed and the tool runs.
+ * tool's scope granted, a confirmation for consequential tools; then the credential is unsealed (and refreshed if it
+ * expires soon) and the tool runs. A token the provider refuses is refreshed once and the tool tried once more.
  */
 export class Invoker {
   readonly #deps: InvokerDeps;
@@ -43,36 +46,38 @@ export class Invoker {
     validateArguments(tool, request.arguments);
     // One select: the row's status and scopes gate the call; its credential is decrypted only once every gate passed.
     const opened = await this.#deps.connections.find(owner, connector.id);
-    if (!opened) {
-      throw new ServiceError(
-        'conflict',
-        `${connector.id} is not connected for this user; connect it first with ${connectRoute} {"connector": "${connector.id}"}`,
-        {
-          details: { reason: 'not_connected', connect: connectRoute },
-        },
-      );
-    }
-    if (opened.connection.status === 'needs_reconnect') {
-      throw new ServiceError('conflict', `the ${connector.id} connection needs reconnecting (the provider refused its credential); call ${connectRoute}`, {
-        details: { reason: 'needs_reconnect', connect: connectRoute },
-      });
-    }
+    if (!opened) throw notConnected(connector.id);
+    if (opened.connection.status === 'needs_reconnect') throw needsReconnect(connector.id);
     if (!opened.connection.scopes.includes(tool.scope)) {
       throw new ServiceError('forbidden', `${tool.name} needs scope ${tool.scope}, which this connection was not granted; reconnect granting it`, {
         details: { reason: 'scope_not_granted', scope: tool.scope },
       });
     }
     checkConfirmation(connector.id, tool, request.arguments, request.confirm);
-    const context = { accessToken: opened.unseal().accessToken, client: this.#deps.client, settings: this.#deps.settings, scope: tool.scope };
+    const { refresher, connections, logger } = this.#deps;
+    const credential = await refresher.usable(owner, connector, opened, opened.unseal());
     try {
-      return await tool.run(context, request.arguments);
+      return await this.#run(tool, credential, request.arguments);
+    } catch (error) {
+      if (!(error instanceof CredentialRefused)) throw error;
+    }
+    // The provider refused a token we held for valid (revoked early, clocks apart): refresh once, try once more.
+    // Only a refused refresh (inside `refresh`) marks the connection; a 503 there leaves it as it is.
+    logger.info({ connection: opened.connection.id, connector: connector.id }, 'provider refused the access token; refreshing it');
+    const refreshed = await refresher.refresh(owner, connector, opened, credential);
+    try {
+      return await this.#run(tool, refreshed, request.arguments);
     } catch (error) {
       if (error instanceof CredentialRefused) {
-        await this.#deps.connections.setStatus(owner, connector.id, 'needs_reconnect');
-        // Connection id only: the reason is the provider's, the token stays out of the log.
-        this.#deps.logger.warn({ connection: opened.connection.id, connector: connector.id }, 'provider refused the credential; marked needs_reconnect');
+        // A token fresh from the token endpoint refused too: nothing but a new consent will do.
+        await connections.setStatus(owner, connector.id, 'needs_reconnect');
+        logger.warn({ connection: opened.connection.id, connector: connector.id }, 'provider refused a refreshed credential; marked needs_reconnect');
       }
       throw error;
     }
+  }
+
+  #run(tool: ToolDefinition, credential: Credential, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return tool.run({ accessToken: credential.accessToken, client: this.#deps.client, settings: this.#deps.settings, scope: tool.scope }, args);
   }
 }

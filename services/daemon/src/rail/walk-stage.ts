@@ -112,6 +112,8 @@ async function toolStep(context: RailContext, state: IntentState, step: StepView
     nodeId: step.id,
     conversationId: state.source.conversation_id ?? 'default',
     signal: neverAborted,
+    // The journal's word that the user said yes to this very step: what lets a call carry a confirmation.
+    approved: state.gates.some((gate) => gate.guards === step.id && gate.status === 'approved'),
   });
   await started;
   if (!outcome.ok) return fail(outcome.error);

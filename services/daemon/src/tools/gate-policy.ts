@@ -17,7 +17,15 @@ function summary(args: Record<string, unknown>): string {
   return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }
 
+/** The description's first sentence, as a verb phrase for the question ("send an email from the user's mailbox"). */
+function whatItDoes(tool: ToolInfo): string {
+  const first = /^[^.!?]*/.exec(tool.description.trim())?.[0] ?? '';
+  return first === '' ? `runs ${tool.name}` : `${first.charAt(0).toLowerCase()}${first.slice(1)} (${tool.name})`;
+}
+
 export function gateFor(tool: ToolInfo, args: Record<string, unknown>, ungated: ReadonlySet<string>): GateDecision | undefined {
+  // The server itself refuses it unconfirmed (it reaches people outside the user's account): first, whatever else it claims.
+  if (tool.confirmation !== undefined) return { reason: `acts outside your account: ${whatItDoes(tool)} ${summary(args)}`, always: true };
   if (tool.name === 'payments.pay') return { reason: `moves money: pays ${String(args.amount)} to ${String(args.to)}`, always: true };
   if (tool.name === 'contracts.tachyon_deploy') return { reason: `deploys contract ${String(args.contract)} on chain ${String(args.chain_id)}`, always: true };
   if (tool.name === 'contracts.tachyon_call') {

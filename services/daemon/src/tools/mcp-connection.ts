@@ -1,5 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { confirmationDigest, confirmMetaKey, connectorToolMetaKey } from '@platform/kit/connector-confirmation';
 import type { Logger } from 'pino';
+import type { AgentIdentity } from '../identity/agent-identity.ts';
 import type { McpServerSetting } from './mcp-server-settings.ts';
 import { boundedResult, stepKey, type ToolCallContext, type ToolInfo, type ToolOutcome, type ToolProvider } from './tool-types.ts';
 
@@ -13,6 +15,15 @@ interface McpTool {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean };
+  _meta?: Record<string, unknown>;
+}
+
+/** What the daemon needs to confirm calls of this tool, when the server says it refuses unconfirmed ones. */
+function withConfirmation(tool: McpTool): Pick<ToolInfo, 'confirmation'> {
+  const meta = tool._meta?.[connectorToolMetaKey] as { connector?: unknown; tool?: unknown; confirmation?: unknown } | undefined;
+  if (meta?.confirmation !== 'required') return {};
+  // Asked for without saying what to confirm, it is still gated; its digest then names nothing the server accepts.
+  return { confirmation: { connector: typeof meta.connector === 'string' ? meta.connector : '', tool: typeof meta.tool === 'string' ? meta.tool : tool.name } };
 }
 
 /**
@@ -73,6 +84,7 @@ export class McpToolProvider implements ToolProvider {
       readOnly: tool.annotations?.readOnlyHint === true,
       rerunSafe: tool.annotations?.readOnlyHint === true || this.#keyed[tool.name] !== undefined || this.#rerunSafe(tool.name),
       ...(this.#keyed[tool.name] ? { keyArgument: this.#keyed[tool.name] } : {}),
+      ...withConfirmation(tool),
     }));
     return this.#tools;
   }
@@ -81,8 +93,11 @@ export class McpToolProvider implements ToolProvider {
     const client = await this.#connect();
     if (tool.keyArgument !== undefined && args[tool.keyArgument] === undefined) args = { ...args, [tool.keyArgument]: stepKey(context) };
     let result: { content?: unknown; structuredContent?: unknown; isError?: unknown };
+    // Only after the user approved this step's gate, and over exactly the arguments sent: the server checks the digest.
+    const confirm = context.approved === true ? tool.confirmation : undefined;
+    const meta = confirm ? { _meta: { [confirmMetaKey]: { tool: confirm.tool, digest: confirmationDigest(confirm.connector, confirm.tool, args) } } } : {};
     try {
-      result = (await client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
+      result = (await client.callTool({ name: tool.remoteName, arguments: args, ...meta }, undefined, {
         signal: context.signal,
         timeout: this.#timeoutMs,
       })) as typeof result;
@@ -139,12 +154,17 @@ export class McpToolProvider implements ToolProvider {
   }
 }
 
+/** The daemon's key for a stdio child that asked for it (`agent_key`): the seed and the user its DID is made from. */
+function agentKeyEnv(identity: AgentIdentity): Record<string, string> {
+  return { PLATFORM_AGENT_KEY: identity.agentKey.seedHex, PLATFORM_AGENT_USER_ID: identity.userId };
+}
+
 /** An MCP provider from a DAEMON_MCP_SERVERS entry. */
-export function providerFromSetting(setting: McpServerSetting, logger: Logger, timeoutMs: number): McpToolProvider {
+export function providerFromSetting(setting: McpServerSetting, logger: Logger, timeoutMs: number, identity: AgentIdentity): McpToolProvider {
   const endpoint: McpEndpoint =
     setting.transport === 'http'
       ? { transport: 'http', url: setting.url, headers: setting.token === '' ? {} : { authorization: `Bearer ${setting.token}` } }
-      : { transport: 'stdio', command: setting.command, args: setting.args, env: setting.env };
+      : { transport: 'stdio', command: setting.command, args: setting.args, env: { ...setting.env, ...(setting.agentKey ? agentKeyEnv(identity) : {}) } };
   return new McpToolProvider({ server: setting.name, endpoint, logger, timeoutMs });
 }
 

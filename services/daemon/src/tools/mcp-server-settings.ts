@@ -3,7 +3,9 @@ import { ConfigError, type Env, read } from '@platform/kit/config';
 /**
  * One more MCP server whose tools the agent may call: Streamable HTTP at `url` (with the bearer held in the setting
  * `token_env`), or a command spoken to over stdio (the connector's proxy). A stdio child gets only PATH, HOME and the
- * settings named in `env_pass`, never the daemon's own secrets.
+ * settings named in `env_pass`, never the daemon's own secrets, except with `agent_key: true`: then it also gets the
+ * daemon's agent key seed and user id (PLATFORM_AGENT_KEY, PLATFORM_AGENT_USER_ID), so it can call services as this
+ * agent (the connector's proxy handshakes with them). The key may come from a file, hence not `env_pass`.
  */
 export type McpServerSetting =
   | { readonly name: string; readonly transport: 'http'; readonly url: string; readonly token: string }
@@ -13,6 +15,8 @@ export type McpServerSetting =
       readonly command: string;
       readonly args: readonly string[];
       readonly env: Readonly<Record<string, string>>;
+      /** Hand the child this daemon's agent key (added when the provider is made, from the loaded identity). */
+      readonly agentKey?: true;
     };
 
 /** Tool names are `<server>.<tool>`; these servers are the daemon's own. */
@@ -27,13 +31,15 @@ function problem(index: number, what: string): ConfigError {
 
 function one(entry: unknown, index: number, env: Env): McpServerSetting {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw problem(index, 'must be an object');
-  const { name, url, token_env, command, args, env_pass, ...rest } = entry as Record<string, unknown>;
+  const { name, url, token_env, command, args, env_pass, agent_key, ...rest } = entry as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw problem(index, `has an unknown field "${unknown}" (name, url, token_env, command, args, env_pass)`);
+  if (unknown !== undefined) throw problem(index, `has an unknown field "${unknown}" (name, url, token_env, command, args, env_pass, agent_key)`);
   if (typeof name !== 'string' || !namePattern.test(name)) throw problem(index, 'name must be 1–32 of a-z 0-9 _ - starting with a letter');
   if ((reservedServerNames as readonly string[]).includes(name))
     throw problem(index, `name "${name}" is one of the daemon's own (${reservedServerNames.join(', ')})`);
   if ((url === undefined) === (command === undefined)) throw problem(index, 'needs exactly one of url (Streamable HTTP) or command (stdio)');
+  if (agent_key !== undefined && typeof agent_key !== 'boolean') throw problem(index, 'agent_key must be true or false');
+  if (agent_key === true && url !== undefined) throw problem(index, 'agent_key is for stdio servers (command) only: the key never travels over HTTP');
   if (typeof url === 'string') {
     read.url({ url }, 'url', url, ['http:', 'https:'], false);
     if (token_env !== undefined && (typeof token_env !== 'string' || !settingName.test(token_env))) throw problem(index, 'token_env must name a setting');
@@ -48,12 +54,19 @@ function one(entry: unknown, index: number, env: Env): McpServerSetting {
     const value = env[key];
     if (value !== undefined) childEnv[key] = value;
   }
-  return Object.freeze({ name, transport: 'stdio', command, args: Object.freeze([...((args as string[] | undefined) ?? [])]), env: Object.freeze(childEnv) });
+  return Object.freeze({
+    name,
+    transport: 'stdio',
+    command,
+    args: Object.freeze([...((args as string[] | undefined) ?? [])]),
+    env: Object.freeze(childEnv),
+    ...(agent_key === true ? { agentKey: true as const } : {}),
+  });
 }
 
 /**
  * DAEMON_MCP_SERVERS: a JSON array, e.g.
- * `[{"name":"connector","command":"npx","args":["platform","mcp","connector"],"env_pass":["PLATFORM_CONNECTOR_TOKEN"]}]`.
+ * `[{"name":"connector","command":"npx","args":["platform","mcp","connector"],"env_pass":["PLATFORM_CONNECTOR_URL","PLATFORM_CONNECTOR_TOKEN"],"agent_key":true}]`.
  */
 export function readMcpServers(env: Env): readonly McpServerSetting[] {
   const raw = read.optionalString(env, 'DAEMON_MCP_SERVERS');

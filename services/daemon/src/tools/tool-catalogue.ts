@@ -114,6 +114,6 @@ export function providersFor(config: DaemonConfig, identity: AgentIdentity, logg
         idempotencyKeys: { tachyon_deploy: 'idempotency_key' },
       }),
     );
-  for (const setting of config.mcpServers) providers.push(providerFromSetting(setting, logger, config.toolTimeoutMs));
+  for (const setting of config.mcpServers) providers.push(providerFromSetting(setting, logger, config.toolTimeoutMs, identity));
   return providers;
 }

@@ -13,6 +13,12 @@ export interface ToolInfo {
   rerunSafe: boolean;
   /** The argument the daemon fills with the step's idempotency key when the plan leaves it out. */
   keyArgument?: string;
+  /**
+   * The server refuses the call unless it carries the user's confirmation of exactly these arguments (MCP
+   * `_meta["platform/connector"].confirmation` "required"): the daemon always gates it and, once the gate is approved,
+   * sends the digest of `{connector, tool, arguments}` in the call's `_meta["platform/confirm"]`.
+   */
+  confirmation?: { connector: string; tool: string };
 }
 
 /** What a step's tool call needs from the walk. */
@@ -21,6 +27,8 @@ export interface ToolCallContext {
   nodeId: string;
   conversationId: string;
   signal: AbortSignal;
+  /** The user approved the gate guarding this step: only then may a call carry a confirmation. */
+  approved?: boolean;
 }
 
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: string };

@@ -15,4 +15,14 @@ export const workspaceConnector: ConnectorDefinition = {
     { id: calendarEvents, description: 'Read and write events on the calendars' },
   ],
   tools: [mailSend, mailSearch, mailRead, calendarList, calendarCreate, calendarUpdate],
+  oauth: {
+    provider: 'GOOGLE',
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    revokeUrl: 'https://oauth2.googleapis.com/revoke',
+    // Without both, Google returns a refresh token only on the first consent of a user, and never again.
+    authorizeParams: { access_type: 'offline', prompt: 'consent' },
+    // Google documents client_secret_post for web server apps (it accepts basic too).
+    clientAuth: 'client_secret_post',
+  },
 };
