@@ -18,6 +18,14 @@ Commands:
   journal verify <folder>  check a daemon's signed intent journals offline [--public-key <hex>]
   secret <SETTING>  print a secret \`up\` derives from its root (PLATFORM_SECRET or DATA_DIR/platform.secret),
                    e.g. PLATFORM_DAEMON_TOKEN
+  agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show
+                   its DID and public key
+  alarm create|list|cancel  the agent's alarms on the scheduler (PLATFORM_SCHEDULER_URL, SCHEDULER_TOKEN)
+  balance | pay <did> <amount> | deposit [<amount> --faucet] | withdraw <amount>|bind|status
+                   the agent's account on settlement (PLATFORM_SETTLEMENT_URL, LEDGER_TOKEN)
+  receipt verify <seq>  check a settlement receipt, its checkpoint and proofs offline [--public-key <hex>]
+  market search|quote|call  discover, quote and call paid services (PLATFORM_MARKETPLACE_URL; call: --max-payment)
+                   (agent commands: --json for scripts, --url <service url>; exit 1 failed, 2 usage)
   help             show this text
 
 Settings come from the environment (PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL and each service's own).
@@ -54,6 +62,15 @@ async function run(args: readonly string[]): Promise<number | undefined> {
       return journalCommand(rest, process.env);
     case 'secret':
       return secretCommand(rest, process.env);
+    case 'agent':
+    case 'alarm':
+    case 'balance':
+    case 'pay':
+    case 'deposit':
+    case 'withdraw':
+    case 'receipt':
+    case 'market':
+      return (await import('./agent/agent-cli.ts')).agentCli(command, rest, process.env);
     case 'mcp':
       if (rest.length !== 1 || (rest[0] !== 'contracts' && rest[0] !== 'connector')) return usageError('mcp takes one service: contracts or connector');
       return mcp(rest[0]);

@@ -1,35 +1,19 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { DaemonClient } from '@platform/client/daemon-client';
 import { compiled, gatedPlan, railScript } from '@platform/testkit/rail-script';
+import { runPlatform } from '@platform/testkit/run-command';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
 
-const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
 const token = 'cli-agent-token';
 
-/** Runs `platform <args>` with `input` on stdin; resolves with the exit code and output. */
-async function platform(args: string[], options: { env?: Record<string, string>; input?: string } = {}) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  child.stdin.end(options.input ?? '');
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+/** Runs `platform <args>` with `input` on stdin (and this HOME); resolves with the exit code and output. */
+function platform(args: string[], options: { env?: Record<string, string>; input?: string } = {}) {
+  return runPlatform(args, { env: { HOME: process.env.HOME ?? '', ...options.env }, ...(options.input === undefined ? {} : { input: options.input }) });
 }
 
 describe('platform delegate and platform journal verify against a daemon process', () => {

@@ -32,6 +32,15 @@ export interface InvokeRequest {
   idempotencyKey?: string;
 }
 
+/** Discovery filters, as the spec names them. */
+export interface DiscoverFilters {
+  kind?: string;
+  max_price_wei?: string;
+  min_quality?: string;
+  min_uptime_bps?: number;
+  confidential?: boolean;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: answers are the service's JSON, typed by the caller where it matters.
 type Json = any;
 
@@ -54,6 +63,16 @@ export class MarketplaceClient {
     this.#options = options;
     this.#fetch = options.fetch ?? fetch;
     this.#maxMicros = max.micros;
+  }
+
+  /** Ranked public search (`POST /v1/discover`, no credentials): `{results, next_cursor}`. */
+  discover(request: { query?: string; filters?: DiscoverFilters; limit?: number; cursor?: string }): Promise<Json> {
+    return this.#request('POST', '/v1/discover', request, {});
+  }
+
+  /** A listing with its manifest (public). */
+  service(serviceId: string): Promise<Json> {
+    return this.#request('GET', `/v1/services/${encodeURIComponent(serviceId)}`, undefined, {});
   }
 
   quote(serviceId: string, operation: string, estimatedUnits = '1'): Promise<Json> {

@@ -30,6 +30,33 @@ export interface HoldView {
   expires_at: string;
 }
 
+export interface DepositInstructions {
+  chain_id: number;
+  vault_address: string | null;
+  token_address: string | null;
+  token_decimals: number;
+  did: string;
+  claim: { account: string; did_hash: string; call: string };
+  steps: string[];
+  confirmations: number | null;
+}
+
+export interface WithdrawalView {
+  id: string;
+  did: string;
+  amount: string;
+  payout_address: string;
+  swap_out: string | null;
+  status: 'pending' | 'broadcast' | 'confirmed' | 'failed';
+  seq: number;
+  batch_number: number | null;
+  tx_hash: string | null;
+  block_number: number | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+}
+
 /**
  * The settlement service, for an agent: its own account and payments, authenticated by the DID handshake
  * (`X-Ledger-Agent`); `transportToken` is the optional LEDGER_TOKEN fleet gate.
@@ -76,5 +103,21 @@ export class SettlementClient {
   /** SETTLEMENT_DEV only: credits the caller, recorded as a deposit. */
   faucet(amount: string): Promise<Record<string, unknown>> {
     return this.session.request('POST', '/v1/dev/faucet', { amount });
+  }
+  /** Where and how to deposit on chain for this DID; asking registers the DID's claim, so the watcher can credit it. */
+  depositInstructions(): Promise<DepositInstructions> {
+    return this.session.request('GET', '/v1/deposit');
+  }
+  /** Binds the payout address withdrawals go to: `signature` is its EIP-191 signature over kit `payoutBindingMessage`. */
+  bindPayoutAddress(address: string, signature: string): Promise<Record<string, unknown>> {
+    return this.session.request('POST', '/v1/account/evm', { address, signature });
+  }
+  /** Burns `amount` now; the vault pays it to the bound payout address once the batch that burned it is anchored. */
+  withdraw(request: { amount: string; swap_out?: string; idempotency_key?: string }): Promise<{ withdrawal: WithdrawalView; seq: number }> {
+    return this.session.request('POST', '/v1/withdraw', request);
+  }
+  /** Closes the open window into a batch now (its receipts then have a checkpoint and inclusion proofs). */
+  settle(): Promise<{ closed: boolean; batch: Record<string, unknown> | null }> {
+    return this.session.request('POST', '/v1/settle');
   }
 }

@@ -1,27 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { runPlatform } from '@platform/testkit/run-command';
 import { connectors } from '../src/connectors/index.ts';
 import type { ConnectorDefinition } from '../src/connectors/types.ts';
 import { generateRegistry, parseRegistry, registryFormat, registryVersion } from '../src/mcp/registry.ts';
 
-const cli = join(import.meta.dirname, '..', '..', '..', 'cli', 'bin', 'platform.js');
-
-async function platform(args: string[]) {
-  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const platform = (args: string[]) => runPlatform(args);
 
 describe('the connector tool registry', () => {
   test('`platform connector registry` prints JSON with the format, the version, every tool and one connect tool per connector', async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
+import { openCheckpoint } from '@platform/kit/receipt-log/checkpoint';
+import { verifyConsistency, verifyInclusion } from '@platform/kit/receipt-log/merkle-log';
+import { receiptLeafHash, verifyReceipt } from '@platform/kit/receipt-log/receipt';
 import { testEngines } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
-import { openCheckpoint } from '../src/receipts/checkpoint.ts';
-import { verifyConsistency, verifyInclusion } from '../src/receipts/merkle-log.ts';
-import { receiptLeafHash, verifyReceipt } from '../src/receipts/receipt.ts';
 import { type Settlement, startSettlement } from './harness.ts';
 
 const fromHex = (hex: string) => Buffer.from(hex.replace(/^0x/, ''), 'hex');

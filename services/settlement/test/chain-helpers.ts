@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { payoutBindingMessage } from '@platform/kit/payout-binding';
 import { eventually } from '@platform/testkit/eventually';
 import { startTestChain, type TestChain } from '@platform/testkit/test-chain';
 import {
@@ -19,7 +20,6 @@ import {
   type WalletClient,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { payoutBindingMessage } from '../src/accounts/payout-binding.ts';
 import { tokenAbi, vaultAbi } from '../src/chain/vault-contracts.ts';
 import { evmKeyHex, type Settlement } from './harness.ts';
 

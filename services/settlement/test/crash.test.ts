@@ -7,12 +7,12 @@ import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { privateKeyFromSeed, publicKeyHex } from '@platform/kit/auth/ed25519';
 import { formatAmount } from '@platform/kit/money';
+import { openCheckpoint } from '@platform/kit/receipt-log/checkpoint';
+import { verifyInclusion } from '@platform/kit/receipt-log/merkle-log';
+import type { SignedReceipt } from '@platform/kit/receipt-log/receipt';
+import { receiptLeafHash, verifyReceipt } from '@platform/kit/receipt-log/receipt';
 import pg from 'pg';
 import type { TransferView } from '../src/ledger/views.ts';
-import { openCheckpoint } from '../src/receipts/checkpoint.ts';
-import { verifyInclusion } from '../src/receipts/merkle-log.ts';
-import type { SignedReceipt } from '../src/receipts/receipt.ts';
-import { receiptLeafHash, verifyReceipt } from '../src/receipts/receipt.ts';
 import type { ProcessExit, ServiceProcess } from './service-process.ts';
 import { startServiceProcess } from './service-process.ts';
 

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { parseAmount } from '@platform/kit/money';
+import { payoutBindingMessage } from '@platform/kit/payout-binding';
+import { openCheckpoint } from '@platform/kit/receipt-log/checkpoint';
+import { verifyConsistency, verifyInclusion } from '@platform/kit/receipt-log/merkle-log';
+import { receiptLeafHash, verifyReceipt } from '@platform/kit/receipt-log/receipt';
 import { testEngines } from '@platform/testkit/databases';
 import { seededRandom } from '@platform/testkit/seeded-random';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { payoutBindingMessage } from '../src/accounts/payout-binding.ts';
-import { openCheckpoint } from '../src/receipts/checkpoint.ts';
-import { verifyConsistency, verifyInclusion } from '../src/receipts/merkle-log.ts';
-import { receiptLeafHash, verifyReceipt } from '../src/receipts/receipt.ts';
 import { type Settlement, startSettlement } from './harness.ts';
 
 const agents = 10;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { payoutBindingMessage } from '@platform/kit/payout-binding';
 import { testEngines } from '@platform/testkit/databases';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { payoutBindingMessage } from '../src/accounts/payout-binding.ts';
 import { type Settlement, startSettlement, vaultAddress } from './harness.ts';
 
 for (const engine of testEngines()) {

@@ -1,13 +1,11 @@
+import { payoutBindingMessage } from '@platform/kit/payout-binding';
 import { getAddress, isAddress, verifyMessage } from 'viem';
 
-/**
+/*
  * Binding a payout address needs an EIP-191 `personal_sign` signature by that address over a message naming
- * the DID and the chain, so a mistyped address (one nobody controls) can never receive a withdrawal, and a
- * signature made for one DID or chain cannot bind another.
+ * the DID and the chain (kit `payoutBindingMessage`, which clients show to sign), so a mistyped address (one
+ * nobody controls) can never receive a withdrawal, and a signature made for one DID or chain cannot bind another.
  */
-export function payoutBindingMessage(did: string, address: string, chainId: number): string {
-  return `platform-settlement: bind payout address ${getAddress(address)} to ${did} on chain ${chainId}`;
-}
 
 export type BindingCheck = { ok: true; address: string } | { ok: false; reason: string; expectedMessage?: string };
 

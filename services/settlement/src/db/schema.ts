@@ -1,5 +1,5 @@
 import type { NonceSchema } from '@platform/kit/auth/nonce-store';
-import type { ReceiptKind } from '../receipts/receipt.ts';
+import type { ReceiptKind } from '@platform/kit/receipt-log/receipt';
 
 /** One row per agent DID, created on its first credit. Amounts are micros (10^-6 of the settlement unit). */
 export interface AccountTable {

@@ -1,9 +1,9 @@
 import { ServiceError } from '@platform/kit/errors';
 import { uuidv7 } from '@platform/kit/ids';
 import { formatAmount, maxAmountMicros } from '@platform/kit/money';
+import { leafHash } from '@platform/kit/receipt-log/merkle-log';
+import { type Receipt, type ReceiptKind, receiptBytes, type SignedReceipt } from '@platform/kit/receipt-log/receipt';
 import type { AccountTable, DepositTable, HoldTable, IdempotencyTable, IntentNonceTable, ReceiptTable, WithdrawalTable } from '../db/schema.ts';
-import { leafHash } from '../receipts/merkle-log.ts';
-import { type Receipt, type ReceiptKind, receiptBytes, type SignedReceipt } from '../receipts/receipt.ts';
 import type {
   BindCommand,
   CaptureCommand,

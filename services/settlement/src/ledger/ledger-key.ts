@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { publicKeyHex } from '@platform/kit/auth/ed25519';
-import type { NoteSigner } from '../receipts/signed-note.ts';
-import { rawPublicKey, verifierKey } from '../receipts/signed-note.ts';
+import type { NoteSigner } from '@platform/kit/receipt-log/signed-note';
+import { rawPublicKey, verifierKey } from '@platform/kit/receipt-log/signed-note';
 
 /** The sequencer's ed25519 identity: it signs receipts and, under the checkpoint origin, the log's checkpoints. */
 export interface SequencerKey {

@@ -1,6 +1,6 @@
 import { formatAmount } from '@platform/kit/money';
+import type { Receipt, SignedReceipt } from '@platform/kit/receipt-log/receipt';
 import type { AccountTable, BatchTable, DepositTable, HoldTable, ReceiptTable, WithdrawalTable } from '../db/schema.ts';
-import type { Receipt, SignedReceipt } from '../receipts/receipt.ts';
 
 /** The JSON shapes the routes answer with: amounts as 6-place decimal strings, times as ISO 8601, seqs as numbers. */
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { describe, it, mock } from 'node:test';
+import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from '@platform/kit/receipt-log/merkle-log';
 import { ReceiptLogCache } from './log-cache.ts';
-import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from './merkle-log.ts';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const unhex = (s: string): Buffer => Buffer.from(s, 'hex');

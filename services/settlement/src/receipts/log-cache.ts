@@ -1,4 +1,4 @@
-import { nodeHash, rootHash, splitPoint } from './merkle-log.ts';
+import { nodeHash, rootHash, splitPoint } from '@platform/kit/receipt-log/merkle-log';
 
 /**
  * An in-memory, append-only cache of the receipt log's Merkle tree that answers root, inclusion and

@@ -1,11 +1,11 @@
 import { uuidv7 } from '@platform/kit/ids';
+import { signCheckpoint } from '@platform/kit/receipt-log/checkpoint';
 import { type Kysely, sql } from 'kysely';
 import type { BatchTable, SettlementSchema } from '../db/schema.ts';
 import type { CryptoWorker } from '../ledger/crypto-worker.ts';
 import { writeRows } from '../ledger/group-store.ts';
 import type { SequencerKey } from '../ledger/ledger-key.ts';
 import type { LogView } from '../ledger/log-view.ts';
-import { signCheckpoint } from '../receipts/checkpoint.ts';
 import { anchorEventId } from '../stream/event-log.ts';
 
 /** Where the last batch left the log; the open window is everything after it. */

@@ -1,9 +1,9 @@
 import { type KeyObject, sign, verify } from 'node:crypto';
-import { parseDid } from '@platform/kit/auth/did';
-import { publicKeyFromHex, publicKeyHex } from '@platform/kit/auth/ed25519';
-import { canonicalJson } from '@platform/kit/canonical-json';
-import { formatAmount, parseAmount } from '@platform/kit/money';
-import { maxIntentRefLength } from '@platform/kit/settlement-intent';
+import { parseDid } from '../auth/did.ts';
+import { publicKeyFromHex, publicKeyHex } from '../auth/ed25519.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { formatAmount, parseAmount } from '../money.ts';
+import { maxIntentRefLength } from '../settlement-intent.ts';
 import { leafHash } from './merkle-log.ts';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { privateKeyFromSeed, publicKeyHex } from '@platform/kit/auth/ed25519';
+import { privateKeyFromSeed, publicKeyHex } from '../auth/ed25519.ts';
 import { openCheckpoint, signCheckpoint, verifierKey } from './checkpoint.ts';
 import { inclusionProof, rootHash, verifyInclusion } from './merkle-log.ts';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { privateKeyFromSeed } from '../auth/ed25519.ts';
 import { openCheckpoint, signCheckpoint, verifierKey } from './checkpoint.ts';
 import { rawPublicKey, signNote } from './signed-note.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { privateKeyFromSeed } from '../auth/ed25519.ts';
 import { decodeCanonicalBase64, isValidKeyName, keyId, openNote, parseVerifierKey, rawPublicKey, signNote, verifierKey } from './signed-note.ts';
 
 // The example of golang.org/x/mod/sumdb/note, the reference implementation of the format (used as data only).
