@@ -2,6 +2,7 @@ import { delegateCommand } from './delegate-command.ts';
 import { journalCommand } from './journal-command.ts';
 import { secretCommand } from './secret-command.ts';
 import { findService, serviceNames } from './services.ts';
+import { tokenCommand } from './token-command.ts';
 import { describeError, up } from './up.ts';
 
 const usage = `Usage: platform <command>
@@ -18,6 +19,8 @@ Commands:
   journal verify <folder>  check a daemon's signed intent journals offline [--public-key <hex>]
   secret <SETTING>  print a secret \`up\` derives from its root (PLATFORM_SECRET or DATA_DIR/platform.secret),
                    e.g. PLATFORM_DAEMON_TOKEN
+  token            print a fresh token (an hour) of the development user for the router, from the identity provider
+                   \`up\` runs in development (DATA_DIR as for \`up\`)
   agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show
                    its DID and public key
   alarm create|list|cancel  the agent's alarms on the scheduler (PLATFORM_SCHEDULER_URL, SCHEDULER_TOKEN)
@@ -62,6 +65,8 @@ async function run(args: readonly string[]): Promise<number | undefined> {
       return journalCommand(rest, process.env);
     case 'secret':
       return secretCommand(rest, process.env);
+    case 'token':
+      return tokenCommand(rest, process.env);
     case 'agent':
     case 'alarm':
     case 'balance':

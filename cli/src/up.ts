@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
+import { inviteDevUser, routerIdentitySettings, startUpIdentity } from './dev-identity/up-identity.ts';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -35,14 +36,23 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, failure } = await startAll(env, root.key, () => stopRequested);
+  // In development, beside the services: the OpenID provider whose tokens the router checks (it waits for it).
+  const identityStarting = startUpIdentity(env, root.key);
+  const { started, ...result } = await startAll(env, root.key, () => stopRequested, identityStarting);
+  let failure = result.failure;
+  const identity = started.find((service) => service.name === 'identity');
+  const router = started.find((service) => service.name === 'router');
+  if (failure === undefined && identity !== undefined && router !== undefined)
+    await inviteDevUser(identity, router, root.key, env).catch((error: unknown) => {
+      failure = { name: 'identity', error };
+    });
   if (failure) {
     await stopAll(started);
     console.error(`platform up: ${failure.name} failed to start: ${describeError(failure.error)}`);
     return 1;
   }
   if (!stopRequested) {
-    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name));
+    const rows = [...services, { name: 'identity' }].flatMap((entry) => started.filter((service) => service.name === entry.name));
     console.log(readyMessage(env, rows));
     await signalled;
   }
@@ -55,19 +65,31 @@ export async function up(env: Env): Promise<number> {
  * reverse stops every service before those it depends on. On a failure nothing new starts; what is already
  * starting finishes, so that it can be stopped.
  */
-async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
+async function startAll(env: Env, root: Buffer, stopRequested: () => boolean, identityStarting: Promise<StartedService | undefined>) {
   const started: StartedService[] = [];
   let failure: { name: string; error: unknown } | undefined;
   const starting = new Map<string, Promise<StartedService | undefined>>();
+  // Not a service of the table: `up` runs it in development only, and the router waits for it (its IDP_URL) then.
+  const identity = identityStarting.then(
+    (service) => {
+      if (service !== undefined) started.push(service);
+      return service;
+    },
+    (error: unknown) => {
+      failure ??= { name: 'identity', error };
+      return undefined;
+    },
+  );
   const startOne = (entry: ServiceEntry): Promise<StartedService | undefined> => {
     let promise = starting.get(entry.name);
     if (promise === undefined) {
       promise = (async () => {
         const needed = await Promise.all(entry.after.map((name) => startOne(findService(name) as ServiceEntry)));
+        const provider = entry.name === 'router' ? await identity : undefined;
         if (failure !== undefined || stopRequested() || needed.includes(undefined)) return undefined;
         try {
           const { start } = await entry.load();
-          const own = serviceEnv(env, entry.name, needed as StartedService[]);
+          const own = serviceEnv(env, entry.name, [...(needed as StartedService[]), ...(provider ? [provider] : [])]);
           const secrets = secretsFor(entry.name, root, env, own.DATA_DIR ?? join('.data', entry.name));
           const service = await start({ ...own, ...secrets }, { handleSignals: false });
           started.push(service);
@@ -81,7 +103,7 @@ async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
     }
     return promise;
   };
-  await Promise.all(services.map(startOne));
+  await Promise.all([identity, ...services.map(startOne)]);
   return { started, failure };
 }
 
@@ -149,6 +171,9 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
   }
+  // The router trusts the development identity provider `up` started (only when IDP_URL names none).
+  const identity = started.find((service) => service.name === 'identity');
+  if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
   return own;
 }
 

@@ -1,74 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-
-const bin = join(import.meta.dirname, '..', 'bin', 'platform.js');
-const repoRoot = join(import.meta.dirname, '..', '..');
-const limitMs = 20_000;
-// `up` opens a PGlite per service in turn, a few seconds each on a loaded 2-core CI machine.
-const upLimitMs = 90_000;
-
-/** The test's environment minus anything that would point a service at a real database or production mode. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
-  for (const name of ['DATABASE_URL', 'NODE_ENV', 'PORT', 'DATA_DIR', 'NODE_TEST_CONTEXT']) if (!(name in extra)) delete env[name];
-  return env;
-}
-
-function platform(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** Rejects with `what` when the promise has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Runs the command to completion; resolves with its exit code and output. */
-async function runToExit(args: string[], env: NodeJS.ProcessEnv, ms = limitMs): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = platform(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk;
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  try {
-    const [code] = (await within(once(child, 'close'), ms, `platform ${args.join(' ')} to exit`)) as [number | null];
-    return { code, stdout, stderr };
-  } finally {
-    child.kill('SIGKILL');
-  }
-}
-
-/** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
-function waitForLine(child: ChildProcess, pattern: RegExp, seen: string[]): Promise<string> {
-  const { promise, resolve, reject } = Promise.withResolvers<string>();
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  lines.on('line', (line) => {
-    seen.push(line);
-    if (pattern.test(line)) resolve(line);
-  });
-  child.once('exit', (code) => reject(new Error(`platform exited with ${code} before printing ${pattern}`)));
-  return promise;
-}
+import { cleanEnv, limitMs, platform, runToExit, upLimitMs, waitForLine, within } from './platform-process.ts';
 
 test('platform up starts every service, prints the table, each answers /healthz, and it exits 0 on SIGTERM', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-'));
@@ -109,11 +47,13 @@ test('platform up starts every service, prints the table, each answers /healthz,
     assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
     // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
     assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
-    // The lines printed to paste: `platform secret` gives the daemon's bearer for this DATA_DIR.
-    assert.ok(stdout.includes('talk to your agent (in another terminal):'), stdout.join('\n'));
+    // The lines printed to paste: through the router, with the development user's token (dev-identity-up.test.ts uses them).
+    const [, routerUrl] = (stdout.find((line) => line.startsWith('router ')) ?? '').split(/\s{2,}/);
     assert.ok(
-      stdout.some((line) => line.includes(`DAEMON_URL=${daemonUrl} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform secret PLATFORM_DAEMON_TOKEN)`)),
+      stdout.some((line) => line.includes(`DAEMON_URL=${routerUrl} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`)),
+      stdout.join('\n'),
     );
+    assert.ok(!stdout.some((line) => /^\s+router\s+no identity provider/.test(line)), 'the development identity provider configures the router');
     assert.ok(
       stdout.some((line) => /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/.test(line)),
       'the table says the gateway has no provider',

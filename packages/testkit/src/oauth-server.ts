@@ -1,5 +1,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// The development identity provider `platform up` runs shares these with this test server.
+import { followAuthorization } from '@platform/kit/oauth/authorization-redirects';
+import { memoryAdapter } from '@platform/kit/oauth/oidc-memory-adapter';
 import Provider, { type KoaContext } from 'oidc-provider';
 import { listenOnFreePort } from './local-server.ts';
 
@@ -30,46 +33,7 @@ export interface OAuthServerOptions {
 }
 
 type Endpoint = EndpointCall['endpoint'];
-type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; consumed?: number };
 
-/**
- * oidc-provider's storage, in memory, one per server (its built-in one is shared by every provider in the process
- * and warns at each start). Expiry is the provider's to check: it reads `exp` from the payload.
- */
-function memoryAdapter() {
-  const store = new Map<string, Payload>();
-  return class MemoryAdapter {
-    readonly #name: string;
-    constructor(name: string) {
-      this.#name = name;
-    }
-    #key(id: string) {
-      return `${this.#name}:${id}`;
-    }
-    async upsert(id: string, payload: Payload) {
-      store.set(this.#key(id), payload);
-    }
-    async find(id: string) {
-      return store.get(this.#key(id));
-    }
-    async findByUid(uid: string) {
-      return [...store.entries()].find(([key, payload]) => key.startsWith(`${this.#name}:`) && payload.uid === uid)?.[1];
-    }
-    async findByUserCode(userCode: string) {
-      return [...store.entries()].find(([key, payload]) => key.startsWith(`${this.#name}:`) && payload.userCode === userCode)?.[1];
-    }
-    async consume(id: string) {
-      const payload = store.get(this.#key(id));
-      if (payload) payload.consumed = Math.floor(Date.now() / 1000);
-    }
-    async destroy(id: string) {
-      store.delete(this.#key(id));
-    }
-    async revokeByGrantId(grantId: string) {
-      for (const [key, payload] of store) if (payload.grantId === grantId) store.delete(key);
-    }
-  };
-}
 const endpointOf: Record<string, Endpoint> = { '/token': 'token', '/token/revocation': 'revocation' };
 
 /**
@@ -203,24 +167,8 @@ export async function startOAuthServer(options: OAuthServerOptions) {
      * Follows an authorization URL as a browser would (cookies kept, redirects followed) until the provider
      * sends the browser back to `redirectUri`; answers that URL's query (`code`, `state`, `error`, …).
      */
-    async authorize(url: string): Promise<Record<string, string>> {
-      const cookies = new Map<string, string>();
-      let next = url;
-      for (let hop = 0; hop < 10; hop++) {
-        if (next.startsWith(options.redirectUri)) return Object.fromEntries(new URL(next).searchParams);
-        const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-        const response = await fetch(next, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-        for (const line of response.headers.getSetCookie()) {
-          const [pair = ''] = line.split(';');
-          const eq = pair.indexOf('=');
-          cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
-        }
-        const location = response.headers.get('location');
-        await response.arrayBuffer();
-        if (!location) throw new Error(`authorization stopped at ${response.status} ${next}`);
-        next = new URL(location, next).toString();
-      }
-      throw new Error('authorization redirected more than 10 times');
+    authorize(url: string): Promise<Record<string, string>> {
+      return followAuthorization(url, options.redirectUri);
     },
     /** The scopes of a live access token, undefined when unknown, expired or revoked (what a resource server checks). */
     async scopesOf(token: string): Promise<string[] | undefined> {

@@ -36,16 +36,19 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   await router.internalApp.listen({ host: config.internalAddress.host, port: config.internalAddress.port });
   router.reaper.start();
   const internal = router.internalApp.server.address();
+  const internalUrl =
+    typeof internal === 'object' && internal ? `http://${internal.family === 'IPv6' ? `[${internal.address}]` : internal.address}:${internal.port}` : '';
   logger.info(
     {
       url: running.url,
-      internal: typeof internal === 'object' && internal ? `${internal.address}:${internal.port}` : internal,
+      internal: internalUrl,
       provider: router.deps.provider.name,
       database: database.location,
     },
     'router listening',
   );
-  return { ...running, name: serviceName, dataLocation: database.location };
+  // `platform up` reaches the admin routes there (the development user's invite).
+  return { ...running, name: serviceName, dataLocation: database.location, links: { internalUrl } };
 }
 
 if (import.meta.main) runAsMain(serviceName, start);

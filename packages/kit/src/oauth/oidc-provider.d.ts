@@ -1,4 +1,5 @@
-// oidc-provider ships no types; this names the little of its surface the testkit's OAuth server uses.
+// oidc-provider ships no types; this names the little of its surface the development identity provider and the
+// testkit's OAuth server use.
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -28,6 +29,8 @@ declare module 'oidc-provider' {
     isExpired: boolean;
     consume(): Promise<void>;
   }
+
+  export const errors: { InvalidTarget: new (description?: string) => Error };
 
   export class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);

@@ -1,0 +1,128 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { memoryAdapter } from '@platform/kit/oauth/oidc-memory-adapter';
+import Provider, { errors } from 'oidc-provider';
+import { devAudience, devClientId, devRedirectUri, devScope } from './dev-client.ts';
+import { loadIdentityFiles, rememberUrl } from './identity-files.ts';
+
+/** An hour, as the hosted providers' access tokens. */
+const accessTokenSeconds = 3600;
+
+export interface DevIdentityOptions {
+  /** Its folder: signing key, user id, URL (identity-files.ts). */
+  dir: string;
+  /** 0 for a free one: the port of the last start when it is free, so the issuer (and its tokens) stay valid. */
+  port: number;
+  clientSecret: string;
+  /** Signs the provider's cookies (its interaction and session state while a token is asked for). */
+  cookieKey: string;
+}
+
+export interface DevIdentity {
+  /** Its issuer and base URL (`http://127.0.0.1:<port>`): the router's IDP_URL. */
+  url: string;
+  audience: string;
+  /** The development user, the `sub` of every token (a UUID, generated once). */
+  userId: string;
+  dataLocation: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real OpenID provider (oidc-provider) for development, so the router checks tokens exactly as in production
+ * (discovery, JWKS over HTTP, ES256 signatures, issuer, audience, expiry). It knows one user and one confidential
+ * client, and listens on 127.0.0.1 only. Authorization is the code flow with PKCE (S256, required) and the client's
+ * secret at the token endpoint; login and consent are approved at once for the development user, without a page,
+ * so a token is one walk of redirects (`requestDevToken`). Reaching the port is not enough to get a token: the code is
+ * worth nothing without the client secret, which only a holder of the platform's root secret can derive.
+ *
+ * @example const identity = await startDevIdentity({ dir, port: 8444, clientSecret, cookieKey }); // IDP_URL = identity.url
+ */
+export async function startDevIdentity(options: DevIdentityOptions): Promise<DevIdentity> {
+  const files = loadIdentityFiles(options.dir);
+  const server = createServer();
+  const remembered = options.port === 0 && files.rememberedUrl ? Number(new URL(files.rememberedUrl).port) : undefined;
+  const port = await listen(server, remembered ?? options.port).catch((error: NodeJS.ErrnoException) => {
+    if (remembered === undefined || error.code !== 'EADDRINUSE') throw error;
+    return listen(server, 0);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const provider = new Provider(url, providerConfiguration(files.userId, files.signingKey, options));
+  const handle = provider.callback();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!request.url?.startsWith('/interaction/')) return handle(request, response);
+    approve(provider, files.userId, request, response).catch((error: unknown) => {
+      response.statusCode = 500;
+      response.end(`interaction failed: ${(error as Error).message}`);
+    });
+  });
+  rememberUrl(options.dir, url);
+  return {
+    url,
+    audience: devAudience,
+    userId: files.userId,
+    dataLocation: `files in ${options.dir}`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function providerConfiguration(userId: string, signingKey: object, options: DevIdentityOptions): Record<string, unknown> {
+  return {
+    adapter: memoryAdapter(),
+    clients: [
+      {
+        client_id: devClientId,
+        client_secret: options.clientSecret,
+        redirect_uris: [devRedirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [options.cookieKey] },
+    findAccount: async (_ctx: unknown, sub: string) => (sub === userId ? { accountId: sub, claims: async () => ({ sub }) } : undefined),
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    // Browsers never talk to it: no cross-origin caller is allowed.
+    clientBasedCORS: () => false,
+    features: {
+      devInteractions: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => devAudience,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, indicator: string) => {
+          if (indicator !== devAudience) throw new errors.InvalidTarget(`the only resource is ${devAudience}`);
+          return { scope: devScope, audience: devAudience, accessTokenFormat: 'jwt', accessTokenTTL: accessTokenSeconds, jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    },
+    pkce: { required: () => true },
+    ttl: { AccessToken: accessTokenSeconds, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
+  };
+}
+
+/** Login and consent, approved at once: the development user grants the router's scope to the one client. */
+async function approve(provider: Provider, userId: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const details = await provider.interactionDetails(request, response);
+  const grant = new provider.Grant({ accountId: userId, clientId: details.params.client_id });
+  grant.addResourceScope(devAudience, devScope);
+  const grantId = await grant.save();
+  await provider.interactionFinished(request, response, { login: { accountId: userId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+}
+
+/** Listens on 127.0.0.1 only (never HOST: the provider hands out tokens for the one user). */
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    server.once('error', failed);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', failed);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

@@ -1,0 +1,67 @@
+import { join } from 'node:path';
+import { type Env, read } from '@platform/kit/config';
+import type { StartedService } from '@platform/kit/lifecycle';
+import { derivedValue, deriveSecret, devIdentityLabels, platformDataDir } from '../platform-secrets.ts';
+import { devIdentityPort } from './dev-client.ts';
+import { requestDevToken } from './request-token.ts';
+
+/** The development provider's folder: IDENTITY_DATA_DIR, else `identity` under `up`'s DATA_DIR. */
+export function devIdentityDir(env: Env): string {
+  return env.IDENTITY_DATA_DIR || join(platformDataDir(env), 'identity');
+}
+
+/**
+ * `platform up`'s identity provider, in development only: never with NODE_ENV=production (the router then requires
+ * IDP_URL, as in any production start) and never when IDP_URL names a provider of the operator's own. Started beside
+ * the services (the router waits for it), listed and stopped as one of them; its `links` tell the router's wiring what to trust.
+ */
+export async function startUpIdentity(env: Env, root: Buffer): Promise<StartedService | undefined> {
+  if (env.NODE_ENV === 'production' || env.IDP_URL) return undefined;
+  // Loaded here only: production never loads oidc-provider, and other commands do not pay for it.
+  const { startDevIdentity } = await import('./dev-provider.ts');
+  const identity = await startDevIdentity({
+    dir: devIdentityDir(env),
+    port: read.integer(env, 'IDENTITY_PORT', env.PORT === '0' ? 0 : devIdentityPort, { min: 0, max: 65535 }),
+    clientSecret: deriveSecret(root, devIdentityLabels.clientSecret),
+    cookieKey: deriveSecret(root, devIdentityLabels.cookieKey),
+  });
+  return {
+    name: 'identity',
+    url: identity.url,
+    dataLocation: identity.dataLocation,
+    links: { audience: identity.audience, userId: identity.userId },
+    stop: identity.stop,
+  };
+}
+
+/** The router's settings for the provider `up` started: its URL (the issuer, discovered) and the tokens' audience. */
+export function routerIdentitySettings(identity: { url: string; links?: Record<string, string> }): Record<string, string> {
+  return { IDP_URL: identity.url, ROUTER_IDP_AUDIENCE: identity.links?.audience as string };
+}
+
+/**
+ * Makes the development user one who holds a redeemed invite, as a real user does: the router is asked, with a token
+ * from the provider, whether they are invited; if not, an invite is created on its admin route and redeemed on its
+ * public one. Also proves at start that the router accepts the provider's tokens. Their environment is provisioned by
+ * their first request, as anyone's.
+ */
+export async function inviteDevUser(identity: StartedService, router: StartedService, root: Buffer, env: Env): Promise<void> {
+  const token = await requestDevToken(identity.url, deriveSecret(root, devIdentityLabels.clientSecret));
+  const asUser = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const me = await call(`${router.url}/v/me`, { headers: asUser });
+  if ((me as { invited?: boolean }).invited === true) return;
+  const adminToken = env.ROUTER_ADMIN_TOKEN || (derivedValue('ROUTER_ADMIN_TOKEN', root) as string);
+  const invite = await call(`${router.links?.internalUrl}/admin/invites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ uses: 1, note: 'platform up: the development user' }),
+  });
+  await call(`${router.url}/v/invites/redeem`, { method: 'POST', headers: asUser, body: JSON.stringify({ code: (invite as { code: string }).code }) });
+}
+
+async function call(url: string, init: RequestInit): Promise<unknown> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  const body = (await response.json()) as { ok: boolean; data?: unknown; error?: { message?: string } };
+  if (!body.ok) throw new Error(`${init.method ?? 'GET'} ${new URL(url).pathname} answered ${response.status}: ${body.error?.message ?? 'no reason'}`);
+  return body.data;
+}

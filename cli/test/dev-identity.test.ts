@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setImmediate } from 'node:timers/promises';
+import { createLogger } from '@platform/kit/logger';
+import { ManualClock } from '@platform/testkit/manual-clock';
+import { decodeProtectedHeader, SignJWT } from 'jose';
+import { JwtVerifier } from '../../services/router/src/auth/jwt-verifier.ts';
+import { devAudience } from '../src/dev-identity/dev-client.ts';
+import { startDevIdentity } from '../src/dev-identity/dev-provider.ts';
+import { requestDevToken } from '../src/dev-identity/request-token.ts';
+import { devIdentityDir, routerIdentitySettings, startUpIdentity } from '../src/dev-identity/up-identity.ts';
+import { readyMessage } from '../src/ready-message.ts';
+import { serviceEnv } from '../src/up.ts';
+
+const clientSecret = 'client-secret-'.padEnd(43, 'x');
+const cookieKey = 'cookie-key-'.padEnd(43, 'y');
+
+/** The router's own check (services/router/src/auth/jwt-verifier.ts), as the router configured by `up` runs it. */
+function routerVerifier(url: string, clock = new ManualClock(new Date())) {
+  const settings = { url, issuer: undefined, audience: devAudience, algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], leewaySeconds: 30 };
+  return { clock, verifier: new JwtVerifier(settings, clock, createLogger({ level: 'silent', service: 'test' })) };
+}
+
+describe('the development identity provider', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dev-identity-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('issues the development user a token the router accepts, keeps its key and user owner-only, and comes back the same after a restart', async () => {
+    const first = await startDevIdentity({ dir, port: 0, clientSecret, cookieKey });
+    let token: string;
+    try {
+      assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'loopback only');
+      assert.match(first.userId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      token = await requestDevToken(first.url, clientSecret);
+      assert.equal(decodeProtectedHeader(token).alg, 'ES256');
+      const { verifier } = routerVerifier(first.url);
+      const verified = await verifier.verify(token);
+      assert.ok(verified.ok, JSON.stringify(verified));
+      assert.equal(verified.userId, first.userId);
+      assert.ok(Math.abs(verified.expiresAt - (Date.now() / 1000 + 3600)) < 60, 'an hour');
+      for (const file of ['signing-key.json', 'user.json', 'url']) assert.equal(statSync(join(dir, file)).mode & 0o777, 0o600, file);
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+    } finally {
+      await first.stop();
+    }
+    // One turn of the event loop, so this process's fetch sees its kept-alive sockets closed before it asks again.
+    await setImmediate();
+    // A restart: same key, same user, same address (the issuer its tokens name), so the earlier token still verifies.
+    const second = await startDevIdentity({ dir, port: 0, clientSecret, cookieKey });
+    try {
+      assert.deepEqual([second.url, second.userId], [first.url, first.userId]);
+      const { verifier } = routerVerifier(second.url);
+      assert.equal((await verifier.verify(token)).ok, true);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('the router refuses a forged token, an expired one and one for another audience; a wrong client secret gets no token', async () => {
+    const identity = await startDevIdentity({ dir, port: 0, clientSecret, cookieKey });
+    try {
+      const token = await requestDevToken(identity.url, clientSecret);
+      const { kid } = decodeProtectedHeader(token);
+      const claims = { sub: identity.userId, scope: 'platform' };
+      const sign = (key: KeyObject, audience: string, exp: number) =>
+        new SignJWT(claims)
+          .setProtectedHeader({ alg: 'ES256', kid: kid as string })
+          .setIssuer(identity.url)
+          .setAudience(audience)
+          .setIssuedAt()
+          .setExpirationTime(exp)
+          .sign(key);
+      const now = Math.floor(Date.now() / 1000);
+      const forged = await sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, devAudience, now + 600);
+      const { verifier, clock } = routerVerifier(identity.url);
+      assert.deepEqual(await verifier.verify(forged), { ok: false, reason: 'the signature does not verify' });
+      const persisted = JSON.parse(readFileSync(join(dir, 'signing-key.json'), 'utf8'));
+      const key = createPrivateKey({ key: persisted, format: 'jwk' });
+      assert.equal((await verifier.verify(await sign(key, devAudience, now + 600))).ok, true, 'the persisted key is the one it signs with');
+      assert.deepEqual(await verifier.verify(await sign(key, 'urn:another:api', now + 600)), { ok: false, reason: "the token's aud claim is not accepted" });
+      clock.set(new Date(Date.now() + 3_700_000));
+      assert.deepEqual(await verifier.verify(token), { ok: false, reason: 'the token has expired' }, 'an hour and the leeway later');
+      await assert.rejects(requestDevToken(identity.url, 'wrong'.padEnd(43, 'z')), /invalid_client/);
+    } finally {
+      await identity.stop();
+    }
+  });
+});
+
+describe('platform up and the development identity provider', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dev-identity-up-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const root = Buffer.alloc(32, 3);
+
+  test('never started in production, nor when IDP_URL names a provider (nothing written)', async () => {
+    assert.equal(await startUpIdentity({ DATA_DIR: dir, NODE_ENV: 'production', PORT: '0' }, root), undefined);
+    assert.equal(await startUpIdentity({ DATA_DIR: dir, IDP_URL: 'https://idp.example', PORT: '0' }, root), undefined);
+    assert.equal(existsSync(devIdentityDir({ DATA_DIR: dir })), false);
+  });
+
+  test('the router is wired to it unless IDP_URL is set, and only the router', () => {
+    const identity = { name: 'identity', url: 'http://127.0.0.1:8444', links: { audience: devAudience } };
+    assert.deepEqual(routerIdentitySettings(identity), { IDP_URL: 'http://127.0.0.1:8444', ROUTER_IDP_AUDIENCE: devAudience });
+    assert.equal(serviceEnv({}, 'router', [identity]).IDP_URL, 'http://127.0.0.1:8444');
+    assert.equal(serviceEnv({ IDP_URL: 'https://idp.example' }, 'router', [identity]).IDP_URL, 'https://idp.example');
+    assert.equal(serviceEnv({}, 'daemon', [identity]).IDP_URL, undefined);
+  });
+
+  test('the ready message: with it, the router is configured and the last two lines talk through it with platform token', () => {
+    const rows = [
+      { name: 'daemon', url: 'http://127.0.0.1:8080', dataLocation: 'files' },
+      { name: 'router', url: 'http://127.0.0.1:8443', dataLocation: 'PGlite' },
+    ];
+    const withIdentity = readyMessage({ DATA_DIR: '/srv/p' }, [...rows, { name: 'identity', url: 'http://127.0.0.1:8444', dataLocation: 'files' }]).split('\n');
+    assert.ok(!withIdentity.some((line) => /router\s+no identity provider/.test(line)));
+    assert.deepEqual(withIdentity.slice(-2), [
+      '  export DAEMON_URL=http://127.0.0.1:8443 PLATFORM_DAEMON_TOKEN=$(DATA_DIR=/srv/p npx platform token)',
+      '  npx platform delegate "what can you do?"',
+    ]);
+    const without = readyMessage({}, rows).split('\n');
+    assert.ok(without.some((line) => /router\s+no identity provider: set IDP_URL/.test(line)));
+    assert.match(without.at(-2) ?? '', /DAEMON_URL=http:\/\/127\.0\.0\.1:8080 PLATFORM_DAEMON_TOKEN=\$\(npx platform secret PLATFORM_DAEMON_TOKEN\)/);
+  });
+});
