@@ -34,7 +34,7 @@ describe('the envelope', () => {
 });
 
 describe('the error handler', () => {
-  const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 64 });
+  const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 64, api: { title: 'test', version: '0.0.0' } });
   after(() => app.close());
   app.get('/refused', async () => {
     throw new ServiceError('forbidden', 'not yours');

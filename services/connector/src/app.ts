@@ -52,7 +52,7 @@ export const defaultOAuth: OAuthSettings = { publicUrl: 'http://127.0.0.1:9094',
 export function buildApp(deps: AppDeps) {
   const connectors = deps.connectors ?? catalogue;
   checkConnectors(connectors);
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   requireTransportBearer(app, { token: deps.transportToken, publicPaths });

@@ -21,7 +21,7 @@ export interface AppDeps {
 
 /** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   const tools = toolTable(deps.engine);

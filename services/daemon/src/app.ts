@@ -10,7 +10,7 @@ export const serviceVersion = '0.1.0';
 
 /** The daemon's HTTP surface: PLATFORM_DAEMON_TOKEN on every route but /healthz. No listening. */
 export function buildApp(deps: RouteDeps & { logger: Logger }) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   requireTransportBearer(app, { token: deps.config.token, publicPaths: ['/healthz'] });
   registerRoutes(app, deps);
   return app;

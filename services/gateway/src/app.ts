@@ -44,7 +44,7 @@ export interface AppDeps {
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
   const { settings, clock, logger, db } = deps;
-  const app = createServiceApp({ logger, bodyLimit: settings.maxBodyBytes });
+  const app = createServiceApp({ logger, bodyLimit: settings.maxBodyBytes, api: { title: serviceName, version: serviceVersion } });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });

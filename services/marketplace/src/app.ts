@@ -23,7 +23,13 @@ export interface AppDeps extends RouteDeps {
 
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.config.trustProxy, renderFailure });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    trustProxy: deps.config.trustProxy,
+    renderFailure,
+    api: { title: serviceName, version: serviceVersion },
+  });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {
     classes: { auth: deps.config.authRate },

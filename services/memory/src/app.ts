@@ -25,7 +25,7 @@ export interface AppDeps {
 
 /** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   requireTransportBearer(app, { token: deps.token, publicPaths: ['/healthz'] });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   const invoker = new ToolInvoker(memoryTools(deps.service), deps.logger);

@@ -107,6 +107,7 @@ export async function startMemory(database: Database<MemorySchema>, options: Mem
   }
 
   return {
+    app,
     url,
     clock,
     database,

@@ -15,7 +15,7 @@ const ownBodyBytes = 64 * 1024;
 
 /** The public listener: health, version, the caller's account and invite, and everything else proxied. */
 export async function buildPublicApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (public)`, version: serviceVersion } });
   app.addHook('onRequest', async (request, reply) => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     reply.headers(corsHeaders(deps.config.corsOrigins, request.headers, preflight));
@@ -28,7 +28,7 @@ export async function buildPublicApp(deps: RouteDeps) {
 
 /** The internal listener (a private address): health, and the admin and wake routes when their tokens are set. */
 export async function buildInternalApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (internal)`, version: serviceVersion } });
   registerInternalHealth(app, deps);
   if (deps.config.adminToken !== '') await registerAdminRoutes(app, deps);
   if (deps.config.wakeToken !== '') await registerWakeRoute(app, deps);

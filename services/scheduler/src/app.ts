@@ -27,7 +27,7 @@ export interface AppDeps {
 
 /** The scheduler's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: alarmLimits.bodyBytes });
+  const app = createServiceApp({ logger: deps.logger, bodyLimit: alarmLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
   requirePrincipal(app, { header: 'X-Scheduler-Agent', tokenKey, clock: deps.clock, prefixes: ['/v1/alarms'] });

@@ -90,7 +90,12 @@ function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefin
 
 /** The settlement HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy ?? false });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    trustProxy: deps.trustProxy ?? false,
+    api: { title: serviceName, version: serviceVersion },
+  });
   // First: a flood is refused before any token is checked or body read.
   rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);

@@ -2,10 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { ServiceError } from '../errors.ts';
 import { installErrorHandling } from './error-handler.ts';
+import { type ApiInfo, installApiDocs } from './openapi.ts';
+import { installResponseCheck } from './response-check.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface CreateAppOptions {
   logger: FastifyBaseLogger;
+  /** The service's name and version, for its API description at `/openapi.json` and `/docs`. */
+  api: ApiInfo;
   /** Largest accepted request body in bytes; larger bodies get 413 `payload_too_large`. */
   bodyLimit: number;
   /** Believe X-Forwarded-For (request.ip) from a reverse proxy; off by default so clients cannot pick their address. */
@@ -16,9 +20,10 @@ export interface CreateAppOptions {
 
 /**
  * A Fastify instance with the shared conventions: TypeBox schemas, strict body validation,
- * envelope errors for every failure, empty JSON bodies treated as absent.
+ * envelope errors for every failure, empty JSON bodies treated as absent, and the API description of every route
+ * added later (`GET /openapi.json`, `GET /docs`).
  *
- * @example const app = createServiceApp({ logger, bodyLimit: 256 * 1024 })
+ * @example const app = createServiceApp({ logger, bodyLimit: 256 * 1024, api: { title: 'scheduler', version: '0.1.0' } })
  */
 export function createServiceApp(options: CreateAppOptions) {
   const app = Fastify({
@@ -28,6 +33,8 @@ export function createServiceApp(options: CreateAppOptions) {
     trustProxy: options.trustProxy ?? false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route, so its onRoute hook sees them all.
+  installApiDocs(app, options.api);
   // JSON only: Fastify would otherwise accept text/plain bodies and fail them later with a confusing validation message.
   app.removeContentTypeParser('text/plain');
   // A DELETE or POST sent with a JSON content type but no body is common from HTTP clients; treat it as "no body".
@@ -42,6 +49,7 @@ export function createServiceApp(options: CreateAppOptions) {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
   });
   installErrorHandling(app, options.renderFailure);
+  installResponseCheck(app);
   return app;
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type PrincipalClaims, verifyPrincipalToken } from '../auth/principal-token.ts';
 import { type Clock, unixSeconds } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
+import { documentSecurity } from './openapi.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,6 +33,15 @@ export interface PrincipalOptions {
 export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions): void {
   const header = options.header.toLowerCase();
   app.decorateRequest('principal', null);
+  documentSecurity(
+    app,
+    'principalToken',
+    { type: 'apiKey', in: 'header', name: options.header, description: 'A principal token from the DID handshake.' },
+    (route) => {
+      if (options.optional?.includes(route.url)) return 'optional';
+      return options.prefixes.some((prefix) => route.url.startsWith(prefix)) ? 'required' : false;
+    },
+  );
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url ?? '';
     const optional = options.optional?.includes(url) ?? false;

@@ -134,7 +134,7 @@ describe('rateLimit', () => {
   const classes: Record<'read' | 'write', BucketRate> = { read: { perSecond: 1, burst: 3 }, write: { perSecond: 0.5, burst: 2 } };
 
   function appWith(clock: ManualClock) {
-    const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024 });
+    const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
     rateLimit(app, {
       classes,
       classify: (request) => {
@@ -209,7 +209,7 @@ describe('rateLimit', () => {
   });
 
   it('fails loudly when classify names a class that has no rate', async () => {
-    const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024 });
+    const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
     const loose: Record<string, BucketRate> = classes;
     rateLimit(app, { classes: loose, classify: () => 'auth', clock: new ManualClock() });
     app.get('/', async () => ({ ok: true, data: {} }));

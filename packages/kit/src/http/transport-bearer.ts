@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
+import { apiDocsPaths, documentSecurity } from './openapi.ts';
 
 export interface TransportBearerOptions {
   /** The shared fleet token; empty means every path is open (loopback or development only). */
   token: string;
-  /** Paths that never need the bearer (health and root). */
+  /** Paths that never need the bearer (health and root); the API description (`/openapi.json`, `/docs`) never does either. */
   publicPaths: readonly string[];
 }
 
@@ -28,7 +29,10 @@ export function requireTransportBearer(app: FastifyInstance, options: TransportB
     app.log.warn('transport bearer is empty: every path is open; use this only on loopback or in development');
     return;
   }
-  const publicPaths = new Set(options.publicPaths);
+  const publicPaths = new Set([...options.publicPaths, ...apiDocsPaths]);
+  documentSecurity(app, 'transportBearer', { type: 'http', scheme: 'bearer', description: 'The platform transport token.' }, (route) =>
+    publicPaths.has(route.url) ? false : 'required',
+  );
   app.addHook('onRequest', async (request) => {
     if (publicPaths.has(request.routeOptions.url ?? '')) return;
     const presented = bearerFrom(request);

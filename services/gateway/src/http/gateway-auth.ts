@@ -1,4 +1,5 @@
 import { safeEqual } from '@platform/kit/auth/safe-equal';
+import { documentSecurity } from '@platform/kit/http/openapi';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from './openai-errors.ts';
@@ -7,7 +8,11 @@ import { GatewayError } from './openai-errors.ts';
 export type RouteAccess = 'gateway' | 'admin';
 
 export function routeAccess(request: FastifyRequest): RouteAccess {
-  return (request.routeOptions.config as { access?: RouteAccess } | undefined)?.access ?? 'gateway';
+  return accessOf(request.routeOptions.config);
+}
+
+function accessOf(config: unknown): RouteAccess {
+  return (config as { access?: RouteAccess } | undefined)?.access ?? 'gateway';
 }
 
 /**
@@ -18,6 +23,12 @@ export function routeAccess(request: FastifyRequest): RouteAccess {
 export function requireGatewayAuth(scope: FastifyInstance, tokens: { gatewayToken: string; adminToken: string }): void {
   if (tokens.gatewayToken === '')
     scope.log.warn('PLATFORM_GATEWAY_TOKEN is empty: the chat and embedding routes are open; use this only on loopback or in development');
+  documentSecurity(scope, 'gatewayToken', { type: 'http', scheme: 'bearer', description: 'PLATFORM_GATEWAY_TOKEN.' }, (route) =>
+    accessOf(route.config) === 'gateway' ? 'required' : false,
+  );
+  documentSecurity(scope, 'adminToken', { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN, the operator token.' }, (route) =>
+    accessOf(route.config) === 'admin' ? 'required' : false,
+  );
   scope.addHook('onRequest', async (request) => {
     const access = routeAccess(request);
     const expected = access === 'admin' ? tokens.adminToken : tokens.gatewayToken;

@@ -2,6 +2,7 @@ import { canonicalDid, parseDid } from '@platform/kit/auth/did';
 import { type PrincipalClaims, verifyPrincipalToken } from '@platform/kit/auth/principal-token';
 import { type Clock, unixSeconds } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
+import { documentSecurity } from '@platform/kit/http/openapi';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 declare module 'fastify' {
@@ -18,6 +19,8 @@ declare module 'fastify' {
  */
 export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer; clock: Clock; prefixes: readonly string[] }): void {
   app.decorateRequest('caller', null);
+  const scheme = { type: 'http', scheme: 'bearer', description: 'A caller token from the DID handshake, with X-Caller-DID naming its DID.' } as const;
+  documentSecurity(app, 'callerToken', scheme, (route) => (options.prefixes.some((prefix) => route.url.startsWith(prefix)) ? 'required' : false));
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url ?? '';
     if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;

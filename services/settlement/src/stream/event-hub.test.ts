@@ -81,7 +81,7 @@ for (const engine of testEngines()) {
       const clock = new ManualClock();
       const hub = new EventHub({ source: tableEvents(database.db), clock, logger, ...options });
       await hub.start((channel, onPayload) => database.listen(channel, onPayload));
-      const app = createServiceApp({ logger: silentLogger, bodyLimit: 1024 });
+      const app = createServiceApp({ logger: silentLogger, bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
       registerStreamRoute(app, { hub });
       await app.listen({ host: '127.0.0.1', port: 0 });
       const clients: Client[] = [];

@@ -1,0 +1,118 @@
+import { fastifySwagger, formatParamUrl } from '@fastify/swagger';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { renderApiDocsPage } from './api-docs-page.ts';
+import type { OpenApiDocument, OpenApiOperation, SecurityScheme } from './openapi-document.ts';
+
+export type { OpenApiDocument, OpenApiOperation, SecurityScheme };
+
+/** The paths of the API description; public on every service, like `/healthz`. */
+export const apiDocsPaths = ['/openapi.json', '/docs'] as const;
+
+export interface ApiInfo {
+  /** `info.title`: the service's name. */
+  title: string;
+  /** `info.version`: the service's version. */
+  version: string;
+}
+
+/** The methods OpenAPI 3.1 can describe; Fastify's `all` adds others (QUERY, PROPFIND, ...) that a 3.1 document cannot hold. */
+export const openApiMethods: ReadonlySet<string> = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/** What a route's auth hook looks at, to say whether it applies. */
+export type RouteShape = Pick<RouteOptions, 'url' | 'method' | 'config' | 'schema'>;
+
+interface RouteSecurity {
+  required: string[];
+  optional: string[];
+}
+
+interface ApiRegistry {
+  routes: RouteShape[];
+  schemes: Record<string, SecurityScheme>;
+  security: WeakMap<object, RouteSecurity>;
+}
+
+const registryDecorator = 'platformApiRegistry';
+
+/**
+ * Describes every route of the app in `GET /openapi.json` (OpenAPI 3.1, from the route schemas; @fastify/swagger only
+ * reads them, so no route gains validation or serialisation) and renders it in `GET /docs` (one self-contained page).
+ * Called by `createServiceApp` before any route exists: the plugin is applied directly rather than through `register`,
+ * which would defer its `onRoute` hook until `ready()` and so miss the routes a service adds right after creating the app.
+ */
+export function installApiDocs(app: FastifyInstance, info: ApiInfo): void {
+  const registry: ApiRegistry = { routes: [], schemes: {}, security: new WeakMap() };
+  app.decorate(registryDecorator, registry);
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'HEAD') registry.routes.push(route);
+  });
+  // The components object is read at each generation, so schemes declared by auth hooks after this call still appear.
+  const components = { securitySchemes: registry.schemes };
+  fastifySwagger(
+    app,
+    {
+      openapi: { openapi: '3.1.0', info: { title: info.title, version: info.version }, components },
+      transform: ({ schema, url, route }) => {
+        const marks: Record<string, unknown> = {};
+        // Fastify sends such an answer as the handler returned it; the document must not pretend to know its shape.
+        if (schema?.response === undefined) marks['x-response-schema'] = 'missing';
+        const security = registry.security.get(route);
+        if (security) marks.security = securityRequirements(security);
+        return { schema: { ...schema, ...marks }, url };
+      },
+      transformObject: (documentObject) => {
+        const { openapiObject } = documentObject as { openapiObject: { paths?: Record<string, Record<string, unknown>> } };
+        for (const operations of Object.values(openapiObject.paths ?? {}))
+          for (const method of Object.keys(operations)) if (!openApiMethods.has(method)) delete operations[method];
+        return openapiObject;
+      },
+    },
+    (error) => {
+      if (error) throw error;
+    },
+  );
+  let page: { html: string; csp: string } | undefined;
+  app.get('/openapi.json', { schema: { description: 'This API described in OpenAPI 3.1, generated from the route schemas.' } }, async () => app.swagger());
+  app.get('/docs', { schema: { description: 'The OpenAPI description as a self-contained HTML page.', produces: ['text/html'] } }, async (_request, reply) => {
+    page ??= renderApiDocsPage(app.swagger() as OpenApiDocument);
+    return reply.header('content-security-policy', page.csp).type('text/html; charset=utf-8').send(page.html);
+  });
+}
+
+function securityRequirements(security: RouteSecurity): Array<Record<string, string[]>> {
+  const required = Object.fromEntries(security.required.map((name) => [name, []]));
+  if (security.optional.length === 0) return [required];
+  return [{ ...required, ...Object.fromEntries(security.optional.map((name) => [name, []])) }, required];
+}
+
+/**
+ * Records in the API description that the routes of this scope matching `appliesTo` need `scheme`; called by the auth
+ * hooks (transport bearer, principal token) next to the check itself, before the routes are added.
+ *
+ * @example documentSecurity(app, 'transportBearer', { type: 'http', scheme: 'bearer', description: 'the fleet token' }, (route) => route.url !== '/healthz')
+ */
+export function documentSecurity(
+  app: FastifyInstance,
+  name: string,
+  scheme: SecurityScheme,
+  appliesTo: (route: RouteShape) => 'required' | 'optional' | false,
+): void {
+  if (!app.hasDecorator(registryDecorator)) return;
+  const registry = app.getDecorator<ApiRegistry>(registryDecorator);
+  registry.schemes[name] = scheme;
+  app.addHook('onRoute', (route) => {
+    const applies = appliesTo(route);
+    if (applies === false) return;
+    const security = registry.security.get(route) ?? { required: [], optional: [] };
+    security[applies].push(name);
+    registry.security.set(route, security);
+  });
+}
+
+/** Every route the app registered (HEAD routes Fastify adds for GETs left out), for tests that check the description covers them. */
+export function registeredRoutes(app: FastifyInstance): readonly RouteShape[] {
+  return app.getDecorator<ApiRegistry>(registryDecorator).routes;
+}
+
+/** The OpenAPI path of a Fastify route URL, as the generator writes it: `/v1/alarms/:id` is `/v1/alarms/{id}`. */
+export const openApiPath: (url: string) => string = formatParamUrl;

@@ -1,0 +1,45 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+let checking = false;
+
+/**
+ * From now on, apps built with `createServiceApp` check each JSON answer against the response schema its route
+ * declares for that status, and fail the request (500, logged) when it does not match. For tests only: the testkit
+ * turns it on when PLATFORM_CHECK_RESPONSES=1, which `npm test` sets. Fastify's serialiser would otherwise hide a
+ * mismatch by dropping undeclared fields or coercing types.
+ *
+ * @example checkResponsesAgainstSchemas()
+ */
+export function checkResponsesAgainstSchemas(): void {
+  checking = true;
+}
+
+/** Installs the check on an app when it is turned on; called by `createServiceApp`. */
+export function installResponseCheck(app: FastifyInstance): void {
+  if (!checking) return;
+  const ajv = addFormats(new Ajv({ strict: false, allErrors: false }));
+  const compiled = new WeakMap<object, ValidateFunction>();
+  app.addHook('preSerialization', async (request, reply, payload) => {
+    const responses = request.routeOptions.schema?.response as Record<string, object> | undefined;
+    const status = String(reply.statusCode);
+    const schema = responses?.[status] ?? responses?.[`${status[0]}xx`] ?? responses?.default;
+    if (schema === undefined) return payload;
+    let validate = compiled.get(schema);
+    if (!validate) {
+      validate = ajv.compile(schema);
+      compiled.set(schema, validate);
+    }
+    // What goes on the wire: dates as their ISO text, undefined members gone.
+    const sent = JSON.parse(JSON.stringify(payload));
+    if (!validate(sent)) {
+      const reason = ajv.errorsText(validate.errors, { dataVar: 'response' });
+      throw new Error(`${request.method} ${request.routeOptions.url} answered ${status} outside its response schema: ${reason}`);
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { type OpenApiDocument, openApiMethods, openApiPath, registeredRoutes } from '@platform/kit/http/openapi';
+
+type App = Parameters<typeof registeredRoutes>[0];
+
+/**
+ * Checks a built (ready) app's API description: `/openapi.json` answers without any credential, is OpenAPI 3.1 in
+ * shape, and lists every route the app registered with its method (those OpenAPI 3.1 can name), request parts and
+ * declared responses; `/docs` is an
+ * HTML page. Returns the document for checks of the service's own.
+ *
+ * @example const document = await assertDescribesEveryRoute(app, { title: 'scheduler' })
+ */
+export async function assertDescribesEveryRoute(app: App, expected: { title: string }): Promise<OpenApiDocument> {
+  const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
+  assert.equal(answer.statusCode, 200, answer.body);
+  const document = answer.json() as OpenApiDocument;
+  assert.equal(document.openapi, '3.1.0');
+  assert.equal(document.info.title, expected.title);
+  assert.match(document.info.version, /^\d+\.\d+\.\d+/);
+  assert.equal(typeof document.paths, 'object');
+  for (const route of registeredRoutes(app)) {
+    for (const method of [route.method].flat().filter((method) => openApiMethods.has(method.toLowerCase()))) {
+      const operation = document.paths[openApiPath(route.url)]?.[method.toLowerCase()];
+      const name = `${method} ${route.url}`;
+      assert.ok(operation, `${name} is missing from /openapi.json`);
+      const schema = route.schema ?? {};
+      if (schema.body) assert.ok(operation.requestBody, `${name}: no request body`);
+      for (const part of ['querystring', 'params', 'headers'] as const) {
+        const fields = Object.keys((schema[part] as { properties?: object } | undefined)?.properties ?? {});
+        if (fields.length > 0) assert.ok(operation.parameters?.length, `${name}: no parameters for its ${part} schema`);
+      }
+      const declared = Object.keys((schema.response ?? {}) as object);
+      for (const status of declared) assert.ok(operation.responses[status.toUpperCase()], `${name}: no ${status} response`);
+      assert.equal(operation['x-response-schema'], declared.length === 0 ? 'missing' : undefined, `${name}: marked wrongly`);
+    }
+  }
+  const page = await app.inject({ method: 'GET', url: '/docs' });
+  assert.equal(page.statusCode, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.match(String(page.headers['content-security-policy']), /^default-src 'none'/);
+  return document;
+}
+
+/** The routes of a document that declare no response schema, as `METHOD /path`, for the README's list. */
+export function routesWithoutResponseSchema(document: OpenApiDocument): string[] {
+  return Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([, operation]) => operation['x-response-schema'] === 'missing')
+      .map(([method]) => `${method.toUpperCase()} ${path}`),
+  );
+}

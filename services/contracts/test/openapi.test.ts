@@ -1,0 +1,16 @@
+import { test } from 'node:test';
+import { testEngines } from '@platform/testkit/databases';
+import { assertDescribesEveryRoute } from '@platform/testkit/openapi-checks';
+import { closeSharedToolchain, startContracts } from './harness.ts';
+
+// The description does not depend on the database engine: one is enough.
+const [engine] = testEngines();
+
+test('GET /openapi.json describes every route and GET /docs renders it, both without a bearer', async (t) => {
+  const s = await startContracts(engine!);
+  t.after(async () => {
+    await s.close();
+    await closeSharedToolchain();
+  });
+  await assertDescribesEveryRoute(s.app, { title: 'contracts' });
+});

@@ -1,0 +1,13 @@
+import { test } from 'node:test';
+import { testEngines } from '@platform/testkit/databases';
+import { assertDescribesEveryRoute } from '@platform/testkit/openapi-checks';
+import { startOnFreshDatabase } from './harness.ts';
+
+// The description does not depend on the database engine: one is enough.
+const [engine] = testEngines();
+
+test('GET /openapi.json describes every route and GET /docs renders it, both without a bearer', async (t) => {
+  const { server, dispose } = await startOnFreshDatabase(engine!);
+  t.after(dispose);
+  await assertDescribesEveryRoute(server.app, { title: 'memory' });
+});
