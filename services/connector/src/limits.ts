@@ -20,6 +20,8 @@ export const connectorLimits = {
   refreshLeaseSlackMs: 5_000,
   /** How often an instance waiting for another's refresh reads the row again. */
   refreshPollMs: 250,
+  /** Connect flows one owner may have begun and not finished at once: enough for retries, not a flood of rows. */
+  pendingConnectsPerOwner: 10,
   /** How often abandoned connect flows are deleted. */
   statePurgeIntervalMs: 5 * 60_000,
 } as const;

@@ -212,6 +212,27 @@ for (const engine of testEngines()) {
     });
     after(() => w.close());
 
+    test('at most 10 open connect flows per user: the 11th is 429 rate_limited; a finished or expired flow frees a place; others unaffected', async () => {
+      const agent = await w.s.agent();
+      const limit = connectorLimits.pendingConnectsPerOwner;
+      const begun = [];
+      for (let i = 0; i < limit; i++) begun.push(await w.begin(agent.token));
+      const refused = await w.s.call('POST', '/v1/connect', { token: agent.token, body: { connector: connectorId } });
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(refused.body.error?.code, 'rate_limited');
+      assert.equal((refused.body.error as { reason?: string } | undefined)?.reason, 'too_many_pending_connects');
+      const other = await w.s.agent();
+      assert.equal((await w.s.call('POST', '/v1/connect', { token: other.token, body: { connector: connectorId } })).status, 200, 'another user');
+      // Finishing one flow (here: the provider's refusal, which spends the state) frees a place.
+      const first = begun[0] as Awaited<ReturnType<Workspace['begin']>>;
+      await w.callback({ state: first.params.state as string, error: 'access_denied' });
+      assert.equal((await w.s.call('POST', '/v1/connect', { token: agent.token, body: { connector: connectorId } })).status, 200);
+      assert.equal((await w.s.call('POST', '/v1/connect', { token: agent.token, body: { connector: connectorId } })).status, 429);
+      // Once they expire (the workspace's TTL is 10 min), the user may begin again.
+      w.s.clock.advance(600_000);
+      assert.equal((await w.s.call('POST', '/v1/connect', { token: agent.token, body: { connector: connectorId } })).status, 200);
+    });
+
     test('a flow finished 1 ms before its TTL connects; one finished at the TTL gets the expired page and stores nothing', async () => {
       const early = await w.s.agent();
       const late = await w.s.agent();

@@ -49,9 +49,17 @@ const refreshLease: Migration = {
   },
 };
 
+/** The per-owner cap on open connect flows counts an owner's live rows on every begin. */
+const connectStatesByOwner: Migration = {
+  async up(db) {
+    await sql`create index connect_states_owner on connect_states (owner, expires_at)`.execute(db);
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_connections': connections,
   '0003_connect_states': connectStates,
   '0004_refresh_lease': refreshLease,
+  '0005_connect_states_owner': connectStatesByOwner,
 };

@@ -3,6 +3,7 @@ import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
 import type { ConnectionsRepository } from '../connections/connections.repository.ts';
 import type { ConnectorDefinition } from '../connectors/types.ts';
+import { connectorLimits } from '../limits.ts';
 import type { Vault } from '../vault/vault.ts';
 import { type CallbackPage, pages } from './callback-page.ts';
 import type { ConnectStatesRepository } from './connect-states.repository.ts';
@@ -48,6 +49,18 @@ export class ConnectFlow {
     const connector = this.#deps.connectors.find((candidate) => candidate.id === connectorId);
     if (!connector) throw new ServiceError('not_found', `no connector "${connectorId}"; GET /v1/connectors lists them`);
     const client = oauthClientFor(connector, this.#deps.settings);
+    // Each begun flow is a row until it is finished or expires: one owner cannot pile them up. Two begins racing at
+    // the edge may both pass (count, then insert); the cap is about floods, not exactness.
+    const limit = connectorLimits.pendingConnectsPerOwner;
+    if ((await this.#deps.states.countLive(owner)) >= limit) {
+      throw new ServiceError(
+        'rate_limited',
+        `${limit} connect flows begun by this user are still open; finish one in the browser or try again once one expires`,
+        {
+          details: { reason: 'too_many_pending_connects', limit },
+        },
+      );
+    }
     const state = newState();
     const { verifier, challenge } = pkcePair();
     const expiresAt = await this.#deps.states.create({

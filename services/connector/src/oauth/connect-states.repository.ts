@@ -42,6 +42,17 @@ export class ConnectStatesRepository {
     return inserted.expires_at;
   }
 
+  /** How many flows `owner` has begun that are neither finished nor expired. */
+  async countLive(owner: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('connect_states')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('owner', '=', owner)
+      .where('expires_at', '>', this.#clock.sqlNow())
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   /**
    * Deletes the flow and answers it, in one statement: of two callbacks with the same state one gets the row, the
    * other nothing. An expired row is consumed too (and answered with `live: false`), so it can never be tried again.
