@@ -72,7 +72,12 @@ export function platformDataDir(env: Env): string {
 
 /** One derived secret: 32 bytes of HKDF-SHA256 under `label`, base64url. */
 export function deriveSecret(root: Buffer, label: string): string {
-  return Buffer.from(hkdfSync('sha256', root, 'platform up', `platform/${label}`, 32)).toString('base64url');
+  return deriveKey(root, label).toString('base64url');
+}
+
+/** 32 bytes of HKDF-SHA256 of the root under `platform/<label>`: every derived secret starts here. */
+function deriveKey(root: Buffer, label: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', root, 'platform up', `platform/${label}`, 32));
 }
 
 /** The derived settings `service` receives, leaving out any the environment sets itself. */
@@ -81,7 +86,7 @@ export function secretsFor(service: string, root: Buffer, env: Env, serviceDataD
   for (const { setting, label, services } of derivedSettings) if (services.includes(service) && !env[setting]) secrets[setting] = deriveSecret(root, label);
   // The contract engine seals its wallets with this key. A folder from before derived keys keeps its own key file.
   if (service === 'contracts' && !env.CONTRACTS_WALLET_KEY && !existsSync(join(serviceDataDir, 'wallet.key')))
-    secrets.CONTRACTS_WALLET_KEY = Buffer.from(hkdfSync('sha256', root, 'platform up', 'platform/contracts/wallet-seal', 32)).toString('hex');
+    secrets.CONTRACTS_WALLET_KEY = deriveKey(root, 'contracts/wallet-seal').toString('hex');
   return secrets;
 }
 

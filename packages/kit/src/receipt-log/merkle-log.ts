@@ -82,6 +82,17 @@ export function rootHash(leafHashes: readonly Buffer[], treeSize: number = leafH
  */
 export function inclusionProof(leafHashes: readonly Buffer[], index: number, treeSize: number = leafHashes.length): Buffer[] {
   checkSize(leafHashes, treeSize);
+  return inclusionPath((lo, hi) => subtreeHash(leafHashes, lo, hi), index, treeSize);
+}
+
+/** MTH(D[lo:hi]) of a tree however it is stored (the leaves here, settlement's cached levels there). */
+export type SubtreeHasher = (lo: number, hi: number) => Buffer;
+
+/**
+ * PATH(index, D[treeSize]) of RFC 9162 2.1.3.1 over any store of the tree's subtree hashes; `treeSize` is the
+ * caller's to check against its store. Throws a RangeError when index >= treeSize.
+ */
+export function inclusionPath(hashOf: SubtreeHasher, index: number, treeSize: number): Buffer[] {
   if (!Number.isSafeInteger(index) || index < 0 || index >= treeSize) throw new RangeError(`leaf index ${index} is outside 0..${treeSize - 1}`);
   const proof: Buffer[] = [];
   let lo = 0;
@@ -91,10 +102,10 @@ export function inclusionProof(leafHashes: readonly Buffer[], index: number, tre
   while (hi - lo > 1) {
     const k = splitPoint(hi - lo);
     if (m < k) {
-      proof.push(subtreeHash(leafHashes, lo + k, hi));
+      proof.push(hashOf(lo + k, hi));
       hi = lo + k;
     } else {
-      proof.push(subtreeHash(leafHashes, lo, lo + k));
+      proof.push(hashOf(lo, lo + k));
       lo += k;
       m -= k;
     }
@@ -111,6 +122,14 @@ export function inclusionProof(leafHashes: readonly Buffer[], index: number, tre
  */
 export function consistencyProof(leafHashes: readonly Buffer[], oldSize: number, newSize: number): Buffer[] {
   checkSize(leafHashes, newSize);
+  return consistencyPath((lo, hi) => subtreeHash(leafHashes, lo, hi), oldSize, newSize);
+}
+
+/**
+ * PROOF(oldSize, D[newSize]) of RFC 9162 2.1.4.1 over any store of the tree's subtree hashes; `newSize` is the
+ * caller's to check against its store. Empty when oldSize is 0 or newSize. Throws a RangeError unless oldSize <= newSize.
+ */
+export function consistencyPath(hashOf: SubtreeHasher, oldSize: number, newSize: number): Buffer[] {
   if (!Number.isSafeInteger(oldSize) || oldSize < 0 || oldSize > newSize) throw new RangeError(`old size ${oldSize} is outside 0..${newSize}`);
   if (oldSize === 0 || oldSize === newSize) return [];
   const proof: Buffer[] = [];
@@ -122,16 +141,16 @@ export function consistencyProof(leafHashes: readonly Buffer[], oldSize: number,
   while (m !== hi - lo) {
     const k = splitPoint(hi - lo);
     if (m <= k) {
-      proof.push(subtreeHash(leafHashes, lo + k, hi));
+      proof.push(hashOf(lo + k, hi));
       hi = lo + k;
     } else {
-      proof.push(subtreeHash(leafHashes, lo, lo + k));
+      proof.push(hashOf(lo, lo + k));
       lo += k;
       m -= k;
       complete = false;
     }
   }
-  if (!complete) proof.push(subtreeHash(leafHashes, lo, hi));
+  if (!complete) proof.push(hashOf(lo, hi));
   return proof.reverse();
 }
 

@@ -1,4 +1,4 @@
-import { nodeHash, rootHash, splitPoint } from '@platform/kit/receipt-log/merkle-log';
+import { consistencyPath, inclusionPath, nodeHash, rootHash, splitPoint } from '@platform/kit/receipt-log/merkle-log';
 
 /**
  * An in-memory, append-only cache of the receipt log's Merkle tree that answers root, inclusion and
@@ -156,23 +156,7 @@ export class ReceiptLogCache {
    */
   inclusionProof(index: number, treeSize: number = this.size): Buffer[] {
     this.#checkTreeSize(treeSize);
-    if (!Number.isSafeInteger(index) || index < 0 || index >= treeSize) throw new RangeError(`leaf index ${index} is outside 0..${treeSize - 1}`);
-    const proof: Buffer[] = [];
-    let lo = 0;
-    let hi = treeSize;
-    let m = index;
-    while (hi - lo > 1) {
-      const k = splitPoint(hi - lo);
-      if (m < k) {
-        proof.push(Buffer.from(this.#mth(lo + k, hi)));
-        hi = lo + k;
-      } else {
-        proof.push(Buffer.from(this.#mth(lo, lo + k)));
-        lo += k;
-        m -= k;
-      }
-    }
-    return proof.reverse();
+    return inclusionPath(this.#subtree, index, treeSize);
   }
 
   /**
@@ -182,29 +166,11 @@ export class ReceiptLogCache {
    */
   consistencyProof(oldSize: number, newSize: number = this.size): Buffer[] {
     this.#checkTreeSize(newSize);
-    if (!Number.isSafeInteger(oldSize) || oldSize < 0 || oldSize > newSize) throw new RangeError(`old size ${oldSize} is outside 0..${newSize}`);
-    if (oldSize === 0 || oldSize === newSize) return [];
-    const proof: Buffer[] = [];
-    let lo = 0;
-    let hi = newSize;
-    let m = oldSize;
-    // SUBPROOF's flag b: true while the old tree is still a prefix whose root the verifier already has.
-    let complete = true;
-    while (m !== hi - lo) {
-      const k = splitPoint(hi - lo);
-      if (m <= k) {
-        proof.push(Buffer.from(this.#mth(lo + k, hi)));
-        hi = lo + k;
-      } else {
-        proof.push(Buffer.from(this.#mth(lo, lo + k)));
-        lo += k;
-        m -= k;
-        complete = false;
-      }
-    }
-    if (!complete) proof.push(Buffer.from(this.#mth(lo, hi)));
-    return proof.reverse();
+    return consistencyPath(this.#subtree, oldSize, newSize);
   }
+
+  /** The kit's proof walks read subtree hashes from the cached levels. */
+  readonly #subtree = (lo: number, hi: number): Buffer => Buffer.from(this.#mth(lo, hi));
 
   #checkTreeSize(treeSize: number): void {
     if (!Number.isSafeInteger(treeSize) || treeSize < 0 || treeSize > this.size) throw new RangeError(`tree size ${treeSize} is outside 0..${this.size}`);
