@@ -26,8 +26,8 @@ const { compile } = (globalThis as unknown as { WebAssembly: { compile(bytes: Ui
 interface Template {
   /** A closed, freshly initialised data folder: copied for a new on-disk database. */
   dataDir: string;
-  /** The same folder as PGlite's uncompressed dump: loaded for a new in-memory database. */
-  dump: Blob;
+  /** The same folder as PGlite's uncompressed dump (40 MB): read on the first in-memory database, not before. */
+  dump(): Blob;
 }
 
 const distDir = dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
@@ -60,7 +60,8 @@ function loadTemplate(): Promise<Template | undefined> {
     try {
       const home = templateHome();
       if (!existsSync(join(home, 'pgdata', 'PG_VERSION'))) await buildTemplate(home);
-      return { dataDir: join(home, 'pgdata'), dump: new Blob([readFileSync(join(home, 'pgdata.tar'))]) };
+      let dump: Blob | undefined;
+      return { dataDir: join(home, 'pgdata'), dump: () => (dump ??= new Blob([readFileSync(join(home, 'pgdata.tar'))])) };
     } catch {
       return undefined;
     }
@@ -98,7 +99,7 @@ function holdsNoDatabase(dir: string): boolean {
  */
 export async function createPGlite(dataDir: string | undefined, options: PGliteOptions): Promise<PGlite> {
   const [compiled, initialised] = await Promise.all([loadModules(), loadTemplate()]);
-  if (dataDir === undefined) return PGlite.create({ ...options, ...compiled, ...(initialised ? { loadDataDir: initialised.dump } : {}) });
+  if (dataDir === undefined) return PGlite.create({ ...options, ...compiled, ...(initialised ? { loadDataDir: initialised.dump() } : {}) });
   if (initialised && holdsNoDatabase(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
   return PGlite.create(dataDir, { ...options, ...compiled });
 }
