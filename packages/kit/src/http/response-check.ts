@@ -1,9 +1,6 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance } from 'fastify';
-
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+import { compileStrict } from './validation.ts';
 
 let checking = false;
 
@@ -22,7 +19,6 @@ export function checkResponsesAgainstSchemas(): void {
 /** Installs the check on an app when it is turned on; called by `createServiceApp`. */
 export function installResponseCheck(app: FastifyInstance): void {
   if (!checking) return;
-  const ajv = addFormats(new Ajv({ strict: false, allErrors: false }));
   const compiled = new WeakMap<object, ValidateFunction>();
   app.addHook('preSerialization', async (request, reply, payload) => {
     const responses = request.routeOptions.schema?.response as Record<string, object> | undefined;
@@ -31,13 +27,13 @@ export function installResponseCheck(app: FastifyInstance): void {
     if (schema === undefined) return payload;
     let validate = compiled.get(schema);
     if (!validate) {
-      validate = ajv.compile(schema);
+      validate = compileStrict(schema);
       compiled.set(schema, validate);
     }
     // What goes on the wire: dates as their ISO text, undefined members gone.
     const sent = JSON.parse(JSON.stringify(payload));
     if (!validate(sent)) {
-      const reason = ajv.errorsText(validate.errors, { dataVar: 'response' });
+      const reason = (validate.errors ?? []).map((error) => `response${error.instancePath} ${error.message}`).join(', ');
       throw new Error(`${request.method} ${request.routeOptions.url} answered ${status} outside its response schema: ${reason}`);
     }
     return payload;
