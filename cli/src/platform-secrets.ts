@@ -37,6 +37,9 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', ...callers] },
   { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
   // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
+  // The development identity provider's confidential client (`platform token` derives it too) and its cookie keys.
+  { setting: 'IDENTITY_CLIENT_SECRET', label: 'identity/client', services: ['identity'] },
+  { setting: 'IDENTITY_COOKIE_KEY', label: 'identity/cookies', services: ['identity'] },
   { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['daemon', 'router'] },
   // Mounts the router's admin routes (internal listener); `up` uses it too, to give the development user an invite.
   { setting: 'ROUTER_ADMIN_TOKEN', label: 'router/admin', services: ['router'] },
@@ -46,8 +49,6 @@ export const derivedSettings: readonly DerivedSetting[] = [
  * Secrets of `up`'s development identity provider (dev-identity/), which is no service and takes no setting: the
  * secret of its one client (`platform token` derives it too) and the key of its cookies.
  */
-export const devIdentityLabels = { clientSecret: 'identity/client', cookieKey: 'identity/cookies' } as const;
-
 /**
  * The root secret's bytes and where they came from (safe to print: a setting's name or a file's path). `create:
  * false` reads an existing root only (a reader must not mint a root the running platform does not use).

@@ -1,4 +1,6 @@
+import type { Env } from '@platform/kit/config';
 import type { StartService } from '@platform/kit/lifecycle';
+import { identityRunsUnder } from './dev-identity/up-identity.ts';
 
 /** What an agent calls: the daemon started here and the daemons the router starts get their addresses. */
 const agentServices = ['scheduler', 'contracts', 'settlement', 'gateway', 'memory', 'connector'];
@@ -7,6 +9,8 @@ export interface ServiceEntry {
   name: string;
   /** Services that must be listening first (their addresses are handed to this one); the rest start in parallel. */
   after: readonly string[];
+  /** Whether `platform up` runs it under these settings (always, unless said). */
+  runsUnder?: (env: Env) => boolean;
   /** Loaded on demand, so `platform serve x` only imports x. */
   load(): Promise<{ start: StartService }>;
 }
@@ -28,8 +32,11 @@ export const services: readonly ServiceEntry[] = [
   { name: 'connector', after: [], load: () => import('../../services/connector/src/main.ts') },
   // After the services it calls: `up` hands it their addresses.
   { name: 'daemon', after: agentServices, load: () => import('../../services/daemon/src/main.ts') },
-  // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive, wired like the daemon.
-  { name: 'router', after: agentServices, load: () => import('../../services/router/src/main.ts') },
+  // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive, wired like the daemon,
+  // and trusts the development identity provider when `up` runs one.
+  { name: 'router', after: [...agentServices, 'identity'], load: () => import('../../services/router/src/main.ts') },
+  // In development only: a real OpenID provider with one development user, whose tokens the router checks.
+  { name: 'identity', after: [], runsUnder: identityRunsUnder, load: () => import('./dev-identity/up-identity.ts') },
 ];
 
 export function findService(name: string): ServiceEntry | undefined {

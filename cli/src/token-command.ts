@@ -1,7 +1,7 @@
 import { readRememberedUrl } from './dev-identity/identity-files.ts';
 import { requestDevToken } from './dev-identity/request-token.ts';
 import { devIdentityDir } from './dev-identity/up-identity.ts';
-import { deriveSecret, devIdentityLabels, rootSecret } from './platform-secrets.ts';
+import { derivedValue, rootSecret } from './platform-secrets.ts';
 
 /**
  * `platform token`: prints a fresh access token (an hour) for the development user from the identity provider a
@@ -31,7 +31,7 @@ export async function tokenCommand(args: readonly string[], env: Readonly<Record
     return 1;
   }
   try {
-    process.stdout.write(`${await requestDevToken(url, deriveSecret(root, devIdentityLabels.clientSecret))}\n`);
+    process.stdout.write(`${await requestDevToken(url, derivedValue('IDENTITY_CLIENT_SECRET', root) as string)}\n`);
     return 0;
   } catch (error) {
     const reason = (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message;

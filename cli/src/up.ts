@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
-import { inviteDevUser, routerIdentitySettings, startUpIdentity } from './dev-identity/up-identity.ts';
+import { inviteDevUser, routerIdentitySettings } from './dev-identity/up-identity.ts';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -36,9 +36,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  // In development, beside the services: the OpenID provider whose tokens the router checks (it waits for it).
-  const identityStarting = startUpIdentity(env, root.key);
-  const { started, ...result } = await startAll(env, root.key, () => stopRequested, identityStarting);
+  const { started, ...result } = await startAll(env, root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -52,7 +50,7 @@ export async function up(env: Env): Promise<number> {
     return 1;
   }
   if (!stopRequested) {
-    const rows = [...services, { name: 'identity' }].flatMap((entry) => started.filter((service) => service.name === entry.name));
+    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name));
     console.log(readyMessage(env, rows));
     await signalled;
   }
@@ -65,31 +63,27 @@ export async function up(env: Env): Promise<number> {
  * reverse stops every service before those it depends on. On a failure nothing new starts; what is already
  * starting finishes, so that it can be stopped.
  */
-async function startAll(env: Env, root: Buffer, stopRequested: () => boolean, identityStarting: Promise<StartedService | undefined>) {
+async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
   const started: StartedService[] = [];
   let failure: { name: string; error: unknown } | undefined;
-  const starting = new Map<string, Promise<StartedService | undefined>>();
-  // Not a service of the table: `up` runs it in development only, and the router waits for it (its IDP_URL) then.
-  const identity = identityStarting.then(
-    (service) => {
-      if (service !== undefined) started.push(service);
-      return service;
-    },
-    (error: unknown) => {
-      failure ??= { name: 'identity', error };
-      return undefined;
-    },
-  );
-  const startOne = (entry: ServiceEntry): Promise<StartedService | undefined> => {
+  // A service `up` does not run under these settings (the development identity provider in production) is `skipped`:
+  // what waits for it starts without it. `undefined` is a failure, and what waits for it does not start.
+  const skipped = Symbol('skipped');
+  const starting = new Map<string, Promise<StartedService | undefined | typeof skipped>>();
+  const startOne = (entry: ServiceEntry): Promise<StartedService | undefined | typeof skipped> => {
     let promise = starting.get(entry.name);
     if (promise === undefined) {
       promise = (async () => {
+        if (entry.runsUnder?.(env) === false) return skipped;
         const needed = await Promise.all(entry.after.map((name) => startOne(findService(name) as ServiceEntry)));
-        const provider = entry.name === 'router' ? await identity : undefined;
         if (failure !== undefined || stopRequested() || needed.includes(undefined)) return undefined;
         try {
           const { start } = await entry.load();
-          const own = serviceEnv(env, entry.name, [...(needed as StartedService[]), ...(provider ? [provider] : [])]);
+          const own = serviceEnv(
+            env,
+            entry.name,
+            needed.filter((service): service is StartedService => service !== undefined && service !== skipped),
+          );
           const secrets = secretsFor(entry.name, root, env, own.DATA_DIR ?? join('.data', entry.name));
           const service = await start({ ...own, ...secrets }, { handleSignals: false });
           started.push(service);
@@ -103,7 +97,7 @@ async function startAll(env: Env, root: Buffer, stopRequested: () => boolean, id
     }
     return promise;
   };
-  await Promise.all([identity, ...services.map(startOne)]);
+  await Promise.all(services.map(startOne));
   return { started, failure };
 }
 

@@ -12,7 +12,10 @@ import { cleanEnv, limitMs, platform, runToExit, upLimitMs, waitForLine, within 
 
 /** `platform up` until its last line; answers the table's URLs by name and a way to stop it (exit 0 asserted). */
 async function up(dataDir: string) {
-  const child: ChildProcess = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false' }));
+  // Its own local chain port: the contract engine uses a node it finds already answering, and platform.test.ts's
+  // `up` (on the default 8545) may run at the same time and stop its node under this one.
+  const env = cleanEnv({ DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false', CONTRACTS_LOCAL_RPC_URL: 'http://127.0.0.1:18546' });
+  const child: ChildProcess = platform(['up'], env);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk;

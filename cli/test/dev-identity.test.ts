@@ -12,8 +12,9 @@ import { JwtVerifier } from '../../services/router/src/auth/jwt-verifier.ts';
 import { devAudience } from '../src/dev-identity/dev-client.ts';
 import { startDevIdentity } from '../src/dev-identity/dev-provider.ts';
 import { requestDevToken } from '../src/dev-identity/request-token.ts';
-import { devIdentityDir, routerIdentitySettings, startUpIdentity } from '../src/dev-identity/up-identity.ts';
+import { routerIdentitySettings, start } from '../src/dev-identity/up-identity.ts';
 import { readyMessage } from '../src/ready-message.ts';
+import { findService } from '../src/services.ts';
 import { serviceEnv } from '../src/up.ts';
 
 const clientSecret = 'client-secret-'.padEnd(43, 'x');
@@ -94,12 +95,18 @@ describe('the development identity provider', () => {
 describe('platform up and the development identity provider', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dev-identity-up-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const root = Buffer.alloc(32, 3);
 
-  test('never started in production, nor when IDP_URL names a provider (nothing written)', async () => {
-    assert.equal(await startUpIdentity({ DATA_DIR: dir, NODE_ENV: 'production', PORT: '0' }, root), undefined);
-    assert.equal(await startUpIdentity({ DATA_DIR: dir, IDP_URL: 'https://idp.example', PORT: '0' }, root), undefined);
-    assert.equal(existsSync(devIdentityDir({ DATA_DIR: dir })), false);
+  test('up never runs it in production, nor when IDP_URL names a provider; the router then starts without it', () => {
+    const entry = findService('identity');
+    assert.equal(entry?.runsUnder?.({ DATA_DIR: dir, NODE_ENV: 'production' }), false);
+    assert.equal(entry?.runsUnder?.({ DATA_DIR: dir, IDP_URL: 'https://idp.example' }), false);
+    assert.equal(entry?.runsUnder?.({ DATA_DIR: dir }), true);
+    assert.ok(findService('router')?.after.includes('identity'), 'the router waits for it when it runs');
+  });
+
+  test('started without its derived secrets it refuses, naming them (nothing written)', async () => {
+    await assert.rejects(start({ DATA_DIR: join(dir, 'no-secrets'), PORT: '0' }), /IDENTITY_CLIENT_SECRET and IDENTITY_COOKIE_KEY are required/);
+    assert.equal(existsSync(join(dir, 'no-secrets')), false);
   });
 
   test('the router is wired to it unless IDP_URL is set, and only the router', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { type Env, read } from '@platform/kit/config';
+import { ConfigError, type Env, read } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
-import { derivedValue, deriveSecret, devIdentityLabels, platformDataDir } from '../platform-secrets.ts';
+import { derivedValue, platformDataDir } from '../platform-secrets.ts';
 import { devIdentityPort } from './dev-client.ts';
 import { requestDevToken } from './request-token.ts';
 
@@ -10,20 +10,28 @@ export function devIdentityDir(env: Env): string {
   return env.IDENTITY_DATA_DIR || join(platformDataDir(env), 'identity');
 }
 
+/** Whether `platform up` runs the provider: development only, and only when IDP_URL names no provider of the operator's own. */
+export function identityRunsUnder(env: Env): boolean {
+  return env.NODE_ENV !== 'production' && !env.IDP_URL;
+}
+
 /**
- * `platform up`'s identity provider, in development only: never with NODE_ENV=production (the router then requires
- * IDP_URL, as in any production start) and never when IDP_URL names a provider of the operator's own. Started beside
- * the services (the router waits for it), listed and stopped as one of them; its `links` tell the router's wiring what to trust.
+ * `platform up`'s identity provider as one of its services (cli/src/services.ts; the router waits for it): its
+ * folder and port from `up`'s per-service settings, its client secret and cookie key derived from the root
+ * (IDENTITY_CLIENT_SECRET, IDENTITY_COOKIE_KEY in platform-secrets.ts); its `links` tell the router's wiring what to trust.
  */
-export async function startUpIdentity(env: Env, root: Buffer): Promise<StartedService | undefined> {
-  if (env.NODE_ENV === 'production' || env.IDP_URL) return undefined;
+export async function start(env: Env): Promise<StartedService> {
+  const clientSecret = read.string(env, 'IDENTITY_CLIENT_SECRET', '');
+  const cookieKey = read.string(env, 'IDENTITY_COOKIE_KEY', '');
+  if (clientSecret === '' || cookieKey === '')
+    throw new ConfigError('IDENTITY_CLIENT_SECRET and IDENTITY_COOKIE_KEY are required (platform up derives them from its root secret)');
   // Loaded here only: production never loads oidc-provider, and other commands do not pay for it.
   const { startDevIdentity } = await import('./dev-provider.ts');
   const identity = await startDevIdentity({
-    dir: devIdentityDir(env),
-    port: read.integer(env, 'IDENTITY_PORT', env.PORT === '0' ? 0 : devIdentityPort, { min: 0, max: 65535 }),
-    clientSecret: deriveSecret(root, devIdentityLabels.clientSecret),
-    cookieKey: deriveSecret(root, devIdentityLabels.cookieKey),
+    dir: env.DATA_DIR || devIdentityDir(env),
+    port: read.integer(env, 'PORT', devIdentityPort, { min: 0, max: 65535 }),
+    clientSecret,
+    cookieKey,
   });
   return {
     name: 'identity',
@@ -46,7 +54,7 @@ export function routerIdentitySettings(identity: { url: string; links?: Record<s
  * their first request, as anyone's.
  */
 export async function inviteDevUser(identity: StartedService, router: StartedService, root: Buffer, env: Env): Promise<void> {
-  const token = await requestDevToken(identity.url, deriveSecret(root, devIdentityLabels.clientSecret));
+  const token = await requestDevToken(identity.url, derivedValue('IDENTITY_CLIENT_SECRET', root) as string);
   const asUser = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const me = await call(`${router.url}/v/me`, { headers: asUser });
   if ((me as { invited?: boolean }).invited === true) return;
