@@ -14,6 +14,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -37,7 +38,7 @@ const plaintext = encodeCredential(credential);
 const key = randomBytes(32);
 
 const cpus = os.cpus();
-console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+await benchPreamble('connector');
 console.log(`credential plaintext: ${plaintext.length} bytes; ${seconds} s per contender and operation, in ${rounds} round-robin slices (median)\n`);
 
 /**

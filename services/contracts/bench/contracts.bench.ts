@@ -1,4 +1,4 @@
-import { cpus, loadavg, totalmem } from 'node:os';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { benchProject } from './bench-project.ts';
 import { EnginePeer } from './engine-peer.ts';
 import { HardhatPeer } from './hardhat-peer.ts';
@@ -35,10 +35,7 @@ function checkTestRun(data: Record<string, unknown>): void {
 }
 
 async function main() {
-  const cpu = cpus();
-  console.log(
-    `machine: ${cpu.length} × ${cpu[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load before start ${loadavg()[0]?.toFixed(2)}`,
-  );
+  await benchPreamble('contract engine');
   const hardhat = new HardhatPeer(benchProject);
   console.log(`hardhat project in ${hardhat.dir}${hardhat.offline ? ', run with no network (unshare -n)' : ' (network not isolated: unshare unavailable)'}`);
 

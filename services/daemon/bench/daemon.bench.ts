@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { measureFanOut } from './fan-out.ts';
 import { measureAppends } from './journal-appends.ts';
 import { startModelProcess } from './model-process.ts';
@@ -19,7 +19,7 @@ const port = Number(process.env.BENCH_PORT ?? 18_480);
 const fixed = (value: number, places = 1) => value.toFixed(places);
 const ratio = (ours: number, theirs: number) => `${(ours / theirs).toFixed(2)}x`;
 
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+await benchPreamble('daemon');
 
 const starts = await measureStarts({ runs, idleMs: 2_000, port });
 console.log('\nStart to ready (GET /healthz answers) and idle memory, median of', runs, 'starts on a fresh data folder:');

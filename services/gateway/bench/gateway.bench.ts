@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultModelIds } from '@platform/kit/model-labels';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
@@ -54,10 +55,8 @@ interface EngineResult {
 }
 
 const cpus = os.cpus();
-console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+await benchPreamble('gateway');
 console.log(`postgres: ${await describePostgres(adminUrl)}`);
-const idle = await idleCores();
-console.log(`machine busy before the run: ${idle.toFixed(2)} cores${idle > 0.2 ? ' (WARNING: something else is running)' : ''}`);
 
 let upstream: UpstreamProcess | undefined;
 let load: LoadProcess | undefined;
@@ -273,12 +272,6 @@ function ms(value: number): string {
 
 function cores(value: number): string {
   return Number.isNaN(value) ? '–' : value.toFixed(2);
-}
-
-async function idleCores(): Promise<number> {
-  const from = cpuSnapshot();
-  await sleep(1_000);
-  return cpuBetween(from, cpuSnapshot()).machine;
 }
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -13,6 +13,7 @@
  *   BENCH_PROFILE       a folder: settlement and the marketplace write CPU profiles there (one folder each) when they stop
  */
 import os from 'node:os';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { closedLoopEach, type LoopTally, type Outcome } from '@platform/testkit/load-loops';
 import { p50, p99 } from '@platform/testkit/stats';
@@ -28,16 +29,8 @@ const parts = (process.env.BENCH_PARTS ?? 'paid,discovery').split(',');
 const serialCalls = 400;
 const targets = { holdPerSecond: 1_000, voucherPerSecond: 2_000, voucherAddedP50Ms: 2, discoveryP99Ms: 20 };
 
-const cpus = os.cpus();
-console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-const before = cpuSnapshot();
-await new Promise((resolve) => setTimeout(resolve, 1000));
-const busy = cpuBetween(before, cpuSnapshot()).machine || 0;
-console.log(`machine busy before the run: ${busy.toFixed(2)} cores`);
-if (busy > 0.5) {
-  console.error('the machine is already busier than half a core: not reporting a run');
-  process.exit(1);
-}
+const _cpus = os.cpus();
+await benchPreamble('marketplace');
 
 const fmt = (value: number, digits = 2) => value.toFixed(digits);
 const rate = (run: LoopTally) => run.ok / run.seconds;

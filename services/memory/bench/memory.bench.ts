@@ -14,6 +14,7 @@
  */
 import os from 'node:os';
 import { openDatabase } from '@platform/kit/db/open-database';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { httpCall } from '@platform/testkit/http-call';
 import { closedLoop } from '@platform/testkit/load-loops';
 import { createTempDatabase } from '@platform/testkit/temp-database';
@@ -35,8 +36,8 @@ const officialCalls = 20;
 const token = 'bench-memory-token';
 const targets = { recallRatio: 2, recallP99Ms: 20, remembersPerSecond: 1_000 };
 
-const cpus = os.cpus();
-console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+const _cpus = os.cpus();
+await benchPreamble('memory server');
 
 // 1. Quality.
 const { memories, queries } = loadQualitySet();

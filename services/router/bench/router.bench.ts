@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@platform/kit/free-port';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { httpCall } from '@platform/testkit/http-call';
 import { startServiceProcess } from '@platform/testkit/service-process';
 import { p50 } from '@platform/testkit/stats';
@@ -24,7 +25,7 @@ const coldStarts = Number(process.env.BENCH_COLD_STARTS ?? 10);
 const admin = 'bench-admin-token';
 const fixed = (value: number, places = 2) => value.toFixed(places);
 
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+await benchPreamble('router');
 
 const idp = new OAuth2Server();
 await idp.issuer.keys.generate('RS256');

@@ -4,7 +4,7 @@
  * the same work on the same PostgreSQL in the same run. Not part of `npm test`.
  * Usage: npm run bench -w services/scheduler   (BENCH_DATABASE_URL: an admin URL; BENCH_BURST: N, default 10000)
  */
-import os from 'node:os';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { createTempDatabase } from '@platform/testkit/temp-database';
 import { runGraphileWorker } from './peers/graphile-worker.ts';
 import { runPgBoss } from './peers/pg-boss.ts';
@@ -33,10 +33,10 @@ const contenders: Contender[] = [
 const only = process.env.BENCH_ONLY;
 const selected = contenders.filter((contender) => !only || contender.name.startsWith(only));
 
+await benchPreamble('scheduler dispatch');
 const sink = await startWakeSinkProcess({ token });
 await warmWakeClient(sink.url, token);
 sink.reset();
-console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
 try {
   for (const shape of shapes) {
     const results: PeerResult[] = [];

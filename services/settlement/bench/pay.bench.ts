@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { benchPreamble } from '@platform/testkit/bench-machine';
 import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
@@ -67,12 +68,8 @@ interface PgbenchRun {
 }
 
 const cpus = os.cpus();
-console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+await benchPreamble('settlement');
 console.log(`postgres: ${await describePostgres(adminUrl)}`);
-const idle = await idleLoad();
-console.log(
-  `machine busy before the run: ${cores(idle)} cores${idle > 0.2 ? ' (WARNING: something else is running; figures below share the CPU with it)' : ''}`,
-);
 
 let db: TempDatabase | undefined;
 let service: SettlementProcess | undefined;
@@ -180,13 +177,6 @@ async function measure(service: SettlementProcess, work: () => Promise<RunResult
     result,
     cores: { service: serviceCores, postgres, load: result.loadCpuCores, machine, other: Math.max(0, machine - serviceCores - postgres - result.loadCpuCores) },
   };
-}
-
-/** Busy cores over one second before anything starts: another job on the box shows here. */
-async function idleLoad(): Promise<number> {
-  const from = cpuSnapshot();
-  await sleep(1_000);
-  return cpuBetween(from, cpuSnapshot()).machine;
 }
 
 /** pgbench -i -s 10, then tpcb-like runs at each client count; CPU sampled inside the run (its backends exit with it). */
