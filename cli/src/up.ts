@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
+import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { inviteDevUser, routerIdentitySettings } from './dev-identity/up-identity.ts';
@@ -36,7 +37,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(env, root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withRouterInternalAddress(env), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -165,10 +166,33 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
   }
+  // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
+  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
   return own;
+}
+
+/**
+ * The scheduler starts before the router (whose daemons need the scheduler's address), yet must be told where the
+ * router's internal wake route listens. With default ports that is 127.0.0.1:8081; under PORT=0 `up` picks the
+ * internal port itself first, so the router listens where the scheduler already points. A setting wins.
+ */
+export async function withRouterInternalAddress(env: Env): Promise<Env> {
+  if (env.ROUTER_INTERNAL_ADDR || env.PORT !== '0') return env;
+  return { ...env, ROUTER_INTERNAL_ADDR: `127.0.0.1:${await freePort()}` };
+}
+
+/** `http://<router internal address>/internal/wake`; a wildcard listen address is reached on loopback. */
+export function routerWakeUrl(env: Env): string {
+  const address = env.ROUTER_INTERNAL_ADDR || '127.0.0.1:8081';
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address);
+  // A malformed address is the router's to refuse (naming its setting); the scheduler keeps its default meanwhile.
+  if (!match) return 'http://127.0.0.1:8081/internal/wake';
+  const v6 = match[1];
+  const host = v6 !== undefined ? `[${v6 === '::' ? '::1' : v6}]` : match[2] === '0.0.0.0' ? '127.0.0.1' : match[2];
+  return `http://${host}:${match[3]}/internal/wake`;
 }
 
 /** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */
