@@ -109,6 +109,7 @@ const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> =
   contracts: { setting: 'PLATFORM_CONTRACTS_URL', path: '' },
   scheduler: { setting: 'PLATFORM_SCHEDULER_URL', path: '' },
   settlement: { setting: 'PLATFORM_SETTLEMENT_URL', path: '' },
+  marketplace: { setting: 'PLATFORM_MARKETPLACE_URL', path: '' },
   // Not called by the daemon itself: its connector proxy (a stdio child, below) reads the URL.
   connector: { setting: 'PLATFORM_CONNECTOR_URL', path: '' },
 };

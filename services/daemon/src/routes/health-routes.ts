@@ -44,8 +44,9 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
             contracts: service(config.contracts),
             scheduler: service(config.scheduler),
             settlement: service(config.settlement),
+            marketplace: service(config.marketplace),
             mcp_servers: deps.tools.providers
-              .filter((provider) => !['alarms', 'payments', 'memory', 'contracts'].includes(provider.server))
+              .filter((provider) => !['alarms', 'payments', 'market', 'memory', 'contracts'].includes(provider.server))
               .map((provider) => ({ name: provider.server, ...provider.describe })),
           },
           settings: {
