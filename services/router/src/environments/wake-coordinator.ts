@@ -121,6 +121,20 @@ export class WakeCoordinator {
   }
 }
 
+/**
+ * Whether the daemon at `address` is at work of its own (`/healthz` `working`: an intent walking or queued, a wake's
+ * turn running). A daemon that does not answer is not working.
+ */
+export async function probeWorking(address: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${address}/healthz`, { signal: AbortSignal.timeout(1_000) });
+    const body = (await response.json()) as { data?: { working?: unknown } };
+    return response.ok && body.data?.working === true;
+  } catch {
+    return false;
+  }
+}
+
 /** GET <address>/healthz answered 200 within a second. */
 export async function probeHealth(address: string): Promise<boolean> {
   try {
