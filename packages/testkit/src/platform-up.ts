@@ -104,49 +104,63 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
     await exited;
     await cleanUp();
   };
-
   try {
     await readyMessage(child, stdout, options.readyTimeoutMs ?? 180_000);
   } catch (error) {
     await kill();
     throw new Error(`${(error as Error).message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
   }
-  const services = parseTable(stdout);
-  const run = (args: readonly string[], extra: Record<string, string> = {}) =>
-    runPlatform(args, { env: { HOME: env.HOME ?? '', DATA_DIR: dataDir, ...extra } });
+  const stop = async () => {
+    const tree = descendants(child.pid ?? 0);
+    child.kill('SIGINT');
+    const code = await withTimeout(exited, 60_000, 'platform up to stop after SIGINT').catch(async (error: Error) => {
+      await kill();
+      throw error;
+    });
+    const left = await outlived(tree, 20_000);
+    await cleanUp();
+    if (left.length > 0) throw new Error(`platform up exited (${code}) but left running: ${left.join('; ')}\nstderr:\n${stderr}`);
+    return code;
+  };
+  return {
+    ...commands(env),
+    dataDir,
+    env,
+    ...table(stdout),
+    output: () => ({ stdout: stdout.join('\n'), stderr }),
+    processes: () => processesBelow(child),
+    stop,
+    kill,
+  };
+}
+
+/** The `platform` commands a test runs against this platform: the settings that find its root secret and identity. */
+function commands(env: Readonly<Record<string, string>>): Pick<RunningPlatform, 'run' | 'token' | 'secret'> {
+  const own = Object.fromEntries(['HOME', 'DATA_DIR', 'PLATFORM_SECRET', 'IDENTITY_DATA_DIR'].flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  const run = (args: readonly string[], extra: Record<string, string> = {}) => runPlatform(args, { env: { ...own, ...extra } });
   const printed = async (args: readonly string[]) => {
     const answer = await run(args);
     if (answer.code !== 0) throw new Error(`platform ${args.join(' ')} exited with ${answer.code}: ${answer.stderr}`);
     return answer.stdout.trim();
   };
+  return { run, token: () => printed(['token']), secret: (setting) => printed(['secret', setting]) };
+}
+
+/** The ready table's services, and `url(name)`. */
+function table(stdout: readonly string[]): Pick<RunningPlatform, 'services' | 'url'> {
+  const services = parseTable(stdout);
   return {
-    dataDir,
-    env,
     services,
     url(name) {
       const service = services.get(name);
       if (service === undefined) throw new Error(`platform up printed no ${name} (it has ${[...services.keys()].join(', ')})`);
       return service.url;
     },
-    output: () => ({ stdout: stdout.join('\n'), stderr }),
-    run,
-    token: () => printed(['token']),
-    secret: (setting) => printed(['secret', setting]),
-    processes: () => descendants(child.pid ?? 0).map((pid) => ({ pid, command: commandLine(pid) })),
-    async stop() {
-      const tree = descendants(child.pid ?? 0);
-      child.kill('SIGINT');
-      const code = await withTimeout(exited, 60_000, 'platform up to stop after SIGINT').catch(async (error: Error) => {
-        await kill();
-        throw error;
-      });
-      const left = await outlived(tree, 20_000);
-      await cleanUp();
-      if (left.length > 0) throw new Error(`platform up exited (${code}) but left running: ${left.join('; ')}\nstderr:\n${stderr}`);
-      return code;
-    },
-    kill,
   };
+}
+
+function processesBelow(child: ChildProcess): { pid: number; command: string }[] {
+  return descendants(child.pid ?? 0).map((pid) => ({ pid, command: commandLine(pid) }));
 }
 
 /** Resolves once `up` prints the ready message's last line (the command to talk to the agent). */
