@@ -3,7 +3,7 @@ import type { StartService } from '@platform/kit/lifecycle';
 import { identityRunsUnder } from './dev-identity/up-identity.ts';
 
 /** What an agent calls: the daemon started here and the daemons the router starts get their addresses. */
-const agentServices = ['scheduler', 'contracts', 'settlement', 'marketplace', 'gateway', 'memory', 'connector'];
+const agentServices = ['scheduler', 'contracts', 'settlement', 'gateway', 'memory', 'connector'];
 
 export interface ServiceEntry {
   name: string;

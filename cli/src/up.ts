@@ -37,7 +37,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(await withRouterInternalAddress(env), root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withPlannedAddresses(env), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -109,7 +109,6 @@ const daemonLinks: Readonly<Record<string, { setting: string; path: string }>> =
   contracts: { setting: 'PLATFORM_CONTRACTS_URL', path: '' },
   scheduler: { setting: 'PLATFORM_SCHEDULER_URL', path: '' },
   settlement: { setting: 'PLATFORM_SETTLEMENT_URL', path: '' },
-  marketplace: { setting: 'PLATFORM_MARKETPLACE_URL', path: '' },
   // Not called by the daemon itself: its connector proxy (a stdio child, below) reads the URL.
   connector: { setting: 'PLATFORM_CONNECTOR_URL', path: '' },
 };
@@ -166,6 +165,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
       if (link !== undefined && !env[link.setting]) own[link.setting] = `${service.url}${link.path}`;
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
+    // Known before the marketplace listens (its port is planned), so the daemons need not wait for it to start.
+    if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = `http://${loopback(env.HOST || '127.0.0.1')}:${env.MARKETPLACE_PORT || '9098'}`;
   }
   // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
   if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
@@ -176,24 +177,35 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
 }
 
 /**
- * The scheduler starts before the router (whose daemons need the scheduler's address), yet must be told where the
- * router's internal wake route listens. With default ports that is 127.0.0.1:8081; under PORT=0 `up` picks the
- * internal port itself first, so the router listens where the scheduler already points. A setting wins.
+ * Addresses some services must be told before the service they name has started. The scheduler starts before the
+ * router (whose daemons need the scheduler's address) yet wakes agents at the router's internal wake route; the
+ * daemons need the marketplace's URL but have no other reason to wait for it. With default ports these are known
+ * (127.0.0.1:8081, 9098); under PORT=0 `up` picks the ports itself first (ROUTER_INTERNAL_ADDR, MARKETPLACE_PORT), so
+ * each service listens where the others already point. A setting wins. The ports are free when picked; one taken in
+ * between fails that service's start, as any taken port does.
  */
-export async function withRouterInternalAddress(env: Env): Promise<Env> {
-  if (env.ROUTER_INTERNAL_ADDR || env.PORT !== '0') return env;
-  return { ...env, ROUTER_INTERNAL_ADDR: `127.0.0.1:${await freePort()}` };
+export async function withPlannedAddresses(env: Env): Promise<Env> {
+  if (env.PORT !== '0') return env;
+  const planned: Record<string, string> = {};
+  if (!env.ROUTER_INTERNAL_ADDR) planned.ROUTER_INTERNAL_ADDR = `127.0.0.1:${await freePort()}`;
+  if (!env.MARKETPLACE_PORT) planned.MARKETPLACE_PORT = String(await freePort());
+  return { ...env, ...planned };
 }
 
-/** `http://<router internal address>/internal/wake`; a wildcard listen address is reached on loopback. */
+/** `http://<router internal address>/internal/wake`. */
 export function routerWakeUrl(env: Env): string {
   const address = env.ROUTER_INTERNAL_ADDR || '127.0.0.1:8081';
   const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address);
   // A malformed address is the router's to refuse (naming its setting); the scheduler keeps its default meanwhile.
   if (!match) return 'http://127.0.0.1:8081/internal/wake';
-  const v6 = match[1];
-  const host = v6 !== undefined ? `[${v6 === '::' ? '::1' : v6}]` : match[2] === '0.0.0.0' ? '127.0.0.1' : match[2];
-  return `http://${host}:${match[3]}/internal/wake`;
+  return `http://${loopback(match[1] === undefined ? (match[2] as string) : `[${match[1]}]`)}:${match[3]}/internal/wake`;
+}
+
+/** A listen host as a host to connect to: a wildcard address is reached on loopback. */
+function loopback(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */

@@ -184,20 +184,33 @@ test('platform mcp takes exactly one service, contracts; anything else is a usag
 });
 
 test('under platform up the scheduler wakes through the router’s internal wake route, with default ports and under PORT=0', async () => {
-  const { serviceEnv, withRouterInternalAddress } = await import('../src/up.ts');
+  const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
   assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:8081/internal/wake', 'the router’s default internal port');
-  assert.equal((await withRouterInternalAddress({})).ROUTER_INTERNAL_ADDR, undefined, 'default ports: nothing to pick');
+  assert.equal((await withPlannedAddresses({})).ROUTER_INTERNAL_ADDR, undefined, 'default ports: nothing to pick');
 
   // PORT=0: `up` picks the internal port before anything starts, and tells both the router and the scheduler.
-  const env = await withRouterInternalAddress({ PORT: '0' });
+  const env = await withPlannedAddresses({ PORT: '0' });
   assert.match(env.ROUTER_INTERNAL_ADDR ?? '', /^127\.0\.0\.1:[1-9]\d*$/);
   assert.equal(serviceEnv(env, 'router').ROUTER_INTERNAL_ADDR, env.ROUTER_INTERNAL_ADDR);
   assert.equal(serviceEnv(env, 'scheduler').SCHEDULER_WAKE_URL, `http://${env.ROUTER_INTERNAL_ADDR}/internal/wake`);
 
   // Settings win; a wildcard listen address is reached on loopback.
-  const wildcard = await withRouterInternalAddress({ PORT: '0', ROUTER_INTERNAL_ADDR: '0.0.0.0:9181' });
+  const wildcard = await withPlannedAddresses({ PORT: '0', ROUTER_INTERNAL_ADDR: '0.0.0.0:9181' });
   assert.equal(wildcard.ROUTER_INTERNAL_ADDR, '0.0.0.0:9181');
   assert.equal(serviceEnv(wildcard, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:9181/internal/wake');
   assert.equal(serviceEnv({ ROUTER_INTERNAL_ADDR: '[::]:9181' }, 'scheduler').SCHEDULER_WAKE_URL, 'http://[::1]:9181/internal/wake');
   assert.equal(serviceEnv({ ...env, SCHEDULER_WAKE_URL: 'https://wake.internal/w' }, 'scheduler').SCHEDULER_WAKE_URL, 'https://wake.internal/w');
+});
+
+test('under platform up the daemons get the marketplace’s URL without waiting for it to start: default port, or the one up picks under PORT=0', async () => {
+  const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
+  assert.equal(serviceEnv({}, 'daemon').PLATFORM_MARKETPLACE_URL, 'http://127.0.0.1:9098');
+  assert.equal((await withPlannedAddresses({})).MARKETPLACE_PORT, undefined, 'default ports: nothing to pick');
+  const env = await withPlannedAddresses({ PORT: '0' });
+  assert.match(env.MARKETPLACE_PORT ?? '', /^[1-9]\d*$/);
+  assert.equal(serviceEnv(env, 'marketplace').PORT, env.MARKETPLACE_PORT, 'the marketplace listens there');
+  for (const name of ['daemon', 'router']) assert.equal(serviceEnv(env, name).PLATFORM_MARKETPLACE_URL, `http://127.0.0.1:${env.MARKETPLACE_PORT}`, name);
+  assert.equal(serviceEnv({ HOST: '0.0.0.0', MARKETPLACE_PORT: '9198' }, 'router').PLATFORM_MARKETPLACE_URL, 'http://127.0.0.1:9198');
+  assert.equal(serviceEnv({ PLATFORM_MARKETPLACE_URL: 'https://market.example' }, 'daemon').PLATFORM_MARKETPLACE_URL, 'https://market.example');
+  assert.equal(serviceEnv(env, 'scheduler').PLATFORM_MARKETPLACE_URL, undefined, 'only the daemons are wired');
 });
