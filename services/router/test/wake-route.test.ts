@@ -73,7 +73,8 @@ describe('POST /internal/wake', () => {
     await model.waitFor(asked + 1);
     const longAfter = () => Date.now() + 16 * 60_000;
     // Nobody has asked for this environment since the wake was handed over, but its daemon is running the turn.
-    assert.deepEqual(await router.router.reaper.reap(longAfter()), [], 'a working daemon is not stopped');
+    // (Other tests' daemons in this router are idle and may be stopped by the same round.)
+    assert.ok(!(await router.router.reaper.reap(longAfter())).includes(sub), 'a working daemon is not stopped');
     assert.ok(router.router.deps.provider.running().includes(sub));
     answerNow({ reply: 'Noted.', task: null, remember: [] });
     await pollUntil(async () => (await router.router.reaper.reap(longAfter())).includes(sub), 'the daemon stopped once its turn is over');
