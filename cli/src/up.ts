@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
+import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { inviteDevUser, routerIdentitySettings } from './dev-identity/up-identity.ts';
@@ -36,7 +37,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(env, root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withPlannedAddresses(env), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -164,11 +165,47 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
       if (link !== undefined && !env[link.setting]) own[link.setting] = `${service.url}${link.path}`;
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
+    // Known before the marketplace listens (its port is planned), so the daemons need not wait for it to start.
+    if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = `http://${loopback(env.HOST || '127.0.0.1')}:${env.MARKETPLACE_PORT || '9098'}`;
   }
+  // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
+  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
   return own;
+}
+
+/**
+ * Addresses some services must be told before the service they name has started. The scheduler starts before the
+ * router (whose daemons need the scheduler's address) yet wakes agents at the router's internal wake route; the
+ * daemons need the marketplace's URL but have no other reason to wait for it. With default ports these are known
+ * (127.0.0.1:8081, 9098); under PORT=0 `up` picks the ports itself first (ROUTER_INTERNAL_ADDR, MARKETPLACE_PORT), so
+ * each service listens where the others already point. A setting wins. The ports are free when picked; one taken in
+ * between fails that service's start, as any taken port does.
+ */
+export async function withPlannedAddresses(env: Env): Promise<Env> {
+  if (env.PORT !== '0') return env;
+  const planned: Record<string, string> = {};
+  if (!env.ROUTER_INTERNAL_ADDR) planned.ROUTER_INTERNAL_ADDR = `127.0.0.1:${await freePort()}`;
+  if (!env.MARKETPLACE_PORT) planned.MARKETPLACE_PORT = String(await freePort());
+  return { ...env, ...planned };
+}
+
+/** `http://<router internal address>/internal/wake`. */
+export function routerWakeUrl(env: Env): string {
+  const address = env.ROUTER_INTERNAL_ADDR || '127.0.0.1:8081';
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address);
+  // A malformed address is the router's to refuse (naming its setting); the scheduler keeps its default meanwhile.
+  if (!match) return 'http://127.0.0.1:8081/internal/wake';
+  return `http://${loopback(match[1] === undefined ? (match[2] as string) : `[${match[1]}]`)}:${match[3]}/internal/wake`;
+}
+
+/** A listen host as a host to connect to: a wildcard address is reached on loopback. */
+function loopback(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */

@@ -1,70 +1,17 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { SettlementClient } from '@platform/client/settlement-client';
 import type { StartedService } from '@platform/kit/lifecycle';
-import { listenOnFreePort } from '@platform/testkit/local-server';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { publishListing, startTranslator } from '@platform/testkit/marketplace-listing';
 import { json, oneLine, platform, startInProcess, tempFolder } from './agent-cli-harness.ts';
 
 const ledgerToken = 'agent-cli-market-ledger-token';
 
-/** A provider speaking the marketplace's protocol: `/translate` answers `{result: {text}, units: 1}`. */
-async function startProvider() {
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { args: { text?: string } };
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ result: { text: `bonjour ${body.args.text ?? ''}`.trim() }, units: 1 }));
-    });
-  });
-  const listening = await listenOnFreePort(server);
-  return { url: `http://127.0.0.1:${listening.port}`, close: listening.close };
-}
-
-/** A developer signs in with Ethereum and publishes a listing through the marketplace's own API. */
-async function publishListing(marketUrl: string, endpoint: string): Promise<string> {
-  const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${marketUrl}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    const answer = (await response.json()) as { ok: boolean; data: Record<string, string> };
-    if (!answer.ok) throw new Error(`${method} ${path}: ${JSON.stringify(answer)}`);
-    return answer.data;
-  };
-  const developer = privateKeyToAccount(generatePrivateKey());
-  const { message } = await call('POST', '/v1/developers/nonce', { address: developer.address });
-  const { token } = await call('POST', '/v1/developers/auth', { message, signature: await developer.signMessage({ message: message as string }) });
-  const headers = { 'x-developer-token': token as string };
-  const manifest = {
-    version: 1,
-    display_name: 'French translator',
-    summary: 'Translates a short text into French',
-    kind: 'api',
-    endpoint,
-    timeout_ms: 5_000,
-    confidential: false,
-    tags: ['translation', 'french'],
-    operations: [
-      {
-        name: 'translate',
-        description: 'Translate the text',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } } },
-        output_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        pricing: { unit: 'call', price_per_unit: '0.010000', max_units: 1 },
-      },
-    ],
-  };
-  const draft = await call('POST', '/v1/services', { manifest }, headers);
-  await call('POST', `/v1/services/${draft.id}/publish`, {}, headers);
-  return draft.id as string;
-}
-
 describe('platform market search, quote and call against the marketplace and settlement', () => {
   let settlement: StartedService;
   let marketplace: StartedService;
-  let provider: Awaited<ReturnType<typeof startProvider>>;
+  let provider: Awaited<ReturnType<typeof startTranslator>>;
   let home: ReturnType<typeof tempFolder>;
   let serviceId: string;
   const caller = generateAgentKey();
@@ -79,7 +26,7 @@ describe('platform market search, quote and call against the marketplace and set
       MARKETPLACE_SETTLEMENT_URL: settlement.url,
       MARKETPLACE_LEDGER_TOKEN: ledgerToken,
     });
-    provider = await startProvider();
+    provider = await startTranslator();
     serviceId = await publishListing(marketplace.url, provider.url);
     await new SettlementClient({ baseUrl: settlement.url, transportToken: ledgerToken, key: caller }).faucet('1');
     env = { PLATFORM_MARKETPLACE_URL: marketplace.url, PLATFORM_AGENT_KEY: caller.seedHex, PLATFORM_AGENT_USER_ID: caller.did.split(':')[2] as string };

@@ -6,25 +6,19 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cleanEnv, limitMs, platform, runToExit, upLimitMs, waitForLine, within } from './platform-process.ts';
+import { freePort } from '@platform/kit/free-port';
+import { startPlatform } from '@platform/testkit/platform-up';
+import { runPlatform } from '@platform/testkit/run-command';
 
-test('platform up starts every service, prints the table, each answers /healthz, and it exits 0 on SIGTERM', async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-'));
-  const child = platform(['up'], cleanEnv({ DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false' }));
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  const stdout: string[] = [];
+const quiet = { LOG_LEVEL: 'warn' };
+
+test('platform up starts every service, prints the table, each answers /healthz, and on Ctrl-C exits 0 leaving no process behind', async () => {
+  const platformUp = await startPlatform({ env: { SCHEDULER_DISPATCHER: 'false' } });
   try {
-    await within(waitForLine(child, /npx platform delegate/, stdout), upLimitMs, 'the last line').catch((error: Error) => {
-      throw new Error(`${error.message}\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr}`);
-    });
+    const { dataDir } = platformUp;
     for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
-      const row = stdout.find((line) => line.startsWith(`${name} `)) ?? '';
-      const [, url, data] = row.split(/\s{2,}/);
-      assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      const { url, data } = platformUp.services.get(name) ?? { url: '', data: '' };
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(data, `PGlite in ${join(dataDir, name)}`, 'each service gets its own folder under DATA_DIR');
       const response = await fetch(`${url}/healthz`);
       assert.equal(response.status, 200);
@@ -32,35 +26,25 @@ test('platform up starts every service, prints the table, each answers /healthz,
       assert.deepEqual([body.ok, body.data.db], [true, true]);
     }
     // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
-    const [, settlementUrl] = (stdout.find((line) => line.startsWith('settlement ')) ?? '').split(/\s{2,}/);
-    const info = (await (await fetch(`${settlementUrl}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
+    const info = (await (await fetch(`${platformUp.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
     assert.equal(info.data.chain.mode, 'live');
     assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
     const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
     assert.equal(remembered.vault, info.data.vault_address);
     // The marketplace deployed its service registry on the same chain (development).
-    const [, marketplaceUrl] = (stdout.find((line) => line.startsWith('marketplace ')) ?? '').split(/\s{2,}/);
-    const registry = (await (await fetch(`${marketplaceUrl}/v1/registry`)).json()) as { data: { enabled: boolean } };
+    const registry = (await (await fetch(`${platformUp.url('marketplace')}/v1/registry`)).json()) as { data: { enabled: boolean } };
     assert.equal(registry.data.enabled, true);
     // The daemon keeps files, not a database, and is wired to the services started before it.
-    const [, daemonUrl, daemonData] = (stdout.find((line) => line.startsWith('daemon ')) ?? '').split(/\s{2,}/);
-    assert.equal(daemonData, `files in ${join(dataDir, 'daemon')}`);
+    const daemonUrl = platformUp.url('daemon');
+    assert.equal(platformUp.services.get('daemon')?.data, `files in ${join(dataDir, 'daemon')}`);
     // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
     assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
     // The lines printed to paste: through the router, with the development user's token (dev-identity-up.test.ts uses them).
-    const [, routerUrl] = (stdout.find((line) => line.startsWith('router ')) ?? '').split(/\s{2,}/);
-    assert.ok(
-      stdout.some((line) => line.includes(`DAEMON_URL=${routerUrl} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`)),
-      stdout.join('\n'),
-    );
-    assert.ok(!stdout.some((line) => /^\s+router\s+no identity provider/.test(line)), 'the development identity provider configures the router');
-    assert.ok(
-      stdout.some((line) => /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/.test(line)),
-      'the table says the gateway has no provider',
-    );
-    const secret = await runToExit(['secret', 'PLATFORM_DAEMON_TOKEN'], cleanEnv({ DATA_DIR: dataDir }));
-    assert.equal(secret.code, 0, secret.stderr);
-    const bearer = { authorization: `Bearer ${secret.stdout.trim()}` };
+    const { stdout, stderr } = platformUp.output();
+    assert.ok(stdout.includes(`DAEMON_URL=${platformUp.url('router')} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`), stdout);
+    assert.doesNotMatch(stdout, /^\s+router\s+no identity provider/m, 'the development identity provider configures the router');
+    assert.match(stdout, /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/m, 'the table says the gateway has no provider');
+    const bearer = { authorization: `Bearer ${await platformUp.secret('PLATFORM_DAEMON_TOKEN')}` };
     const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
     for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
       assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
@@ -75,12 +59,11 @@ test('platform up starts every service, prints the table, each answers /healthz,
     // No service started open or on a built-in development secret, so none said so.
     assert.doesNotMatch(stderr, /every path is open|routes are open|is empty|development secret/, stderr);
 
-    child.kill('SIGTERM');
-    const [code, signal] = await within(exited, limitMs, 'platform up to exit after SIGTERM');
-    assert.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
+    // Ctrl-C: exit 0, and the chain node and the daemon's connector proxy are gone with it (stop() checks every child).
+    assert.ok(platformUp.processes().length > 0, 'up runs child processes (the chain node, MCP proxies)');
+    assert.equal(await platformUp.stop(), 0, platformUp.output().stderr);
   } finally {
-    child.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
+    await platformUp.kill();
   }
 });
 
@@ -92,8 +75,15 @@ test('platform up: a service that cannot start stops the platform (exit 1, named
   await once(taken, 'listening');
   const port = (taken.address() as AddressInfo).port;
   try {
-    const env = cleanEnv({ DATA_DIR: dataDir, PORT: '0', SETTLEMENT_PORT: String(port), SCHEDULER_DISPATCHER: 'false' });
-    const { code, stdout, stderr } = await runToExit(['up'], env, upLimitMs);
+    const env = {
+      ...quiet,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      SETTLEMENT_PORT: String(port),
+      SCHEDULER_DISPATCHER: 'false',
+      CONTRACTS_LOCAL_RPC_URL: `http://127.0.0.1:${await freePort()}`,
+    };
+    const { code, stdout, stderr } = await runPlatform(['up'], { env });
     assert.equal(code, 1, stderr);
     assert.match(stderr, /platform up: settlement failed to start: .*EADDRINUSE|address already in use/);
     assert.doesNotMatch(stdout, /^name/m, 'no table: the platform did not come up');
@@ -107,14 +97,14 @@ test('platform up: a service that cannot start stops the platform (exit 1, named
 });
 
 test('platform serve with an unknown service exits 2 and names the known ones', async () => {
-  const { code, stderr } = await runToExit(['serve', 'nope'], cleanEnv({}));
+  const { code, stderr } = await runPlatform(['serve', 'nope'], { env: quiet });
   assert.equal(code, 2);
   assert.match(stderr, /scheduler/);
   assert.equal(stderr.trim().split('\n').length, 1, stderr);
 });
 
 test('platform serve scheduler with a bad PORT exits 1 with one line naming PORT', async () => {
-  const { code, stderr } = await runToExit(['serve', 'scheduler'], cleanEnv({ PORT: 'abc' }));
+  const { code, stderr } = await runPlatform(['serve', 'scheduler'], { env: { ...quiet, PORT: 'abc' } });
   assert.equal(code, 1);
   const lines = stderr.trim().split('\n');
   assert.equal(lines.length, 1, stderr);
@@ -122,7 +112,7 @@ test('platform serve scheduler with a bad PORT exits 1 with one line naming PORT
 });
 
 test('an unknown command prints usage and exits 2', async () => {
-  const { code, stderr } = await runToExit(['bogus'], cleanEnv({}));
+  const { code, stderr } = await runPlatform(['bogus'], { env: quiet });
   assert.equal(code, 2);
   assert.match(stderr, /Usage: platform/);
 });
@@ -187,8 +177,40 @@ test('under platform up each service gets its own port and folder from <SERVICE>
 
 test('platform mcp takes exactly one service, contracts; anything else is a usage error (exit 2)', async () => {
   for (const args of [['mcp'], ['mcp', 'nope'], ['mcp', 'contracts', 'extra']]) {
-    const { code, stderr } = await runToExit(args, cleanEnv({}));
+    const { code, stderr } = await runPlatform(args, { env: quiet });
     assert.equal(code, 2, args.join(' '));
     assert.match(stderr, /mcp takes one service: contracts/);
   }
+});
+
+test('under platform up the scheduler wakes through the router’s internal wake route, with default ports and under PORT=0', async () => {
+  const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
+  assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:8081/internal/wake', 'the router’s default internal port');
+  assert.equal((await withPlannedAddresses({})).ROUTER_INTERNAL_ADDR, undefined, 'default ports: nothing to pick');
+
+  // PORT=0: `up` picks the internal port before anything starts, and tells both the router and the scheduler.
+  const env = await withPlannedAddresses({ PORT: '0' });
+  assert.match(env.ROUTER_INTERNAL_ADDR ?? '', /^127\.0\.0\.1:[1-9]\d*$/);
+  assert.equal(serviceEnv(env, 'router').ROUTER_INTERNAL_ADDR, env.ROUTER_INTERNAL_ADDR);
+  assert.equal(serviceEnv(env, 'scheduler').SCHEDULER_WAKE_URL, `http://${env.ROUTER_INTERNAL_ADDR}/internal/wake`);
+
+  // Settings win; a wildcard listen address is reached on loopback.
+  const wildcard = await withPlannedAddresses({ PORT: '0', ROUTER_INTERNAL_ADDR: '0.0.0.0:9181' });
+  assert.equal(wildcard.ROUTER_INTERNAL_ADDR, '0.0.0.0:9181');
+  assert.equal(serviceEnv(wildcard, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:9181/internal/wake');
+  assert.equal(serviceEnv({ ROUTER_INTERNAL_ADDR: '[::]:9181' }, 'scheduler').SCHEDULER_WAKE_URL, 'http://[::1]:9181/internal/wake');
+  assert.equal(serviceEnv({ ...env, SCHEDULER_WAKE_URL: 'https://wake.internal/w' }, 'scheduler').SCHEDULER_WAKE_URL, 'https://wake.internal/w');
+});
+
+test('under platform up the daemons get the marketplace’s URL without waiting for it to start: default port, or the one up picks under PORT=0', async () => {
+  const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
+  assert.equal(serviceEnv({}, 'daemon').PLATFORM_MARKETPLACE_URL, 'http://127.0.0.1:9098');
+  assert.equal((await withPlannedAddresses({})).MARKETPLACE_PORT, undefined, 'default ports: nothing to pick');
+  const env = await withPlannedAddresses({ PORT: '0' });
+  assert.match(env.MARKETPLACE_PORT ?? '', /^[1-9]\d*$/);
+  assert.equal(serviceEnv(env, 'marketplace').PORT, env.MARKETPLACE_PORT, 'the marketplace listens there');
+  for (const name of ['daemon', 'router']) assert.equal(serviceEnv(env, name).PLATFORM_MARKETPLACE_URL, `http://127.0.0.1:${env.MARKETPLACE_PORT}`, name);
+  assert.equal(serviceEnv({ HOST: '0.0.0.0', MARKETPLACE_PORT: '9198' }, 'router').PLATFORM_MARKETPLACE_URL, 'http://127.0.0.1:9198');
+  assert.equal(serviceEnv({ PLATFORM_MARKETPLACE_URL: 'https://market.example' }, 'daemon').PLATFORM_MARKETPLACE_URL, 'https://market.example');
+  assert.equal(serviceEnv(env, 'scheduler').PLATFORM_MARKETPLACE_URL, undefined, 'only the daemons are wired');
 });

@@ -35,14 +35,14 @@ async function dropWhenIdle(client: pg.Client, name: string): Promise<void> {
 }
 
 /**
- * Creates `bench_<random>` next to the database `adminUrl` points at, so every benchmark run (and every peer)
+ * Creates `bench_<random>` (or `<prefix>_<random>`) next to the database `adminUrl` points at, so every benchmark run (and every peer)
  * starts from empty tables and indexes instead of whatever bloat a previous run left. Drop it when done.
  *
  * @example const db = await createTempDatabase('postgres://postgres@127.0.0.1:5432/postgres'); try { ... } finally { await db.drop(); }
  */
-export async function createTempDatabase(adminUrl: string): Promise<TempDatabase> {
+export async function createTempDatabase(adminUrl: string, prefix: 'bench' | 'platform' = 'bench'): Promise<TempDatabase> {
   // Hex only: the name is spliced into DDL, which cannot take bind parameters.
-  const name = `bench_${randomBytes(6).toString('hex')}`;
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await admin(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;

@@ -23,11 +23,16 @@ describe('daemon settings', () => {
       executor: defaultModelIds.M4,
     });
     assert.deepEqual(
-      [config.gateway, config.memory, config.contracts, config.scheduler, config.settlement, config.mcpServers],
-      [undefined, undefined, undefined, undefined, undefined, []],
+      [config.gateway, config.memory, config.contracts, config.scheduler, config.settlement, config.marketplace, config.mcpServers],
+      [undefined, undefined, undefined, undefined, undefined, undefined, []],
     );
     assert.equal(config.gateTimeoutMs, 900_000);
     assert.equal(config.asyncStrategy, 'enqueue');
+  });
+
+  test('the marketplace link has no bearer: its callers identify by the DID handshake', () => {
+    assert.deepEqual(loadConfig({ PLATFORM_MARKETPLACE_URL: 'http://127.0.0.1:9098/' }).marketplace, { url: 'http://127.0.0.1:9098', token: '' });
+    assert.equal(error({ PLATFORM_MARKETPLACE_URL: 'ftp://market' }), 'PLATFORM_MARKETPLACE_URL must use http: or https:, got "ftp:"');
   });
 
   test('models as labels or ids, within each slot’s whitelist', () => {

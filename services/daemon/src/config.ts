@@ -32,6 +32,8 @@ export interface DaemonConfig extends BaseConfig {
   readonly contracts: ServiceLink | undefined;
   readonly scheduler: ServiceLink | undefined;
   readonly settlement: ServiceLink | undefined;
+  /** The marketplace: no transport bearer (its callers identify by the DID handshake and pay by signed holds). */
+  readonly marketplace: ServiceLink | undefined;
   /** More MCP servers whose tools the agent may use (the connector arrives here). */
   readonly mcpServers: readonly McpServerSetting[];
   readonly models: DaemonModels;
@@ -51,11 +53,11 @@ export interface DaemonConfig extends BaseConfig {
   readonly maxSubscribers: number;
 }
 
-function link(env: Env, urlName: string, tokenName: string): ServiceLink | undefined {
+function link(env: Env, urlName: string, tokenName: string | undefined): ServiceLink | undefined {
   const url = read.optionalString(env, urlName);
   if (url === undefined) return undefined;
   read.url(env, urlName, url, ['http:', 'https:'], false);
-  return Object.freeze({ url: url.replace(/\/+$/, ''), token: read.string(env, tokenName, '') });
+  return Object.freeze({ url: url.replace(/\/+$/, ''), token: tokenName === undefined ? '' : read.string(env, tokenName, '') });
 }
 
 function readModels(env: Env): DaemonModels {
@@ -105,6 +107,7 @@ export function loadConfig(env: Env): DaemonConfig {
     contracts: link(env, 'PLATFORM_CONTRACTS_URL', 'PLATFORM_CONTRACT_TOKEN'),
     scheduler: link(env, 'PLATFORM_SCHEDULER_URL', 'SCHEDULER_TOKEN'),
     settlement: link(env, 'PLATFORM_SETTLEMENT_URL', 'LEDGER_TOKEN'),
+    marketplace: link(env, 'PLATFORM_MARKETPLACE_URL', undefined),
     mcpServers: readMcpServers(env),
     models: readModels(env),
     compileConfidence: read.integer(env, 'DAEMON_COMPILE_CONFIDENCE_PERCENT', 60, { min: 0, max: 100 }) / 100,

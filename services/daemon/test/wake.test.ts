@@ -58,6 +58,21 @@ describe('wakes', () => {
     );
   });
 
+  test('/healthz says working while a wake’s turn runs (the router leaves a working daemon running), and not after', async () => {
+    const { promise: answer, resolve: answerNow } = Promise.withResolvers<Record<string, unknown>>();
+    stack.model.setScript(railScript({ chat: () => answer }));
+    const health = async () => (await daemon.call('GET', '/healthz')).json.data;
+    assert.deepEqual([(await health()).working, (await health()).busy], [false, false]);
+    const asked = stack.model.received.length;
+    const accepted = await daemon.call('POST', '/wake', { body: wake(), headers: { 'idempotency-key': 'working-1' } });
+    assert.equal(accepted.status, 202);
+    await stack.model.waitFor(asked + 1);
+    assert.deepEqual([(await health()).working, (await health()).busy], [true, false], 'no intent walks, but the wake’s turn does');
+    answerNow({ reply: 'Done.', task: null, remember: [] });
+    await daemon.daemon.wakes.settled();
+    assert.equal((await health()).working, false);
+  });
+
   test('the key falls back to <alarm_id>:<scheduled_for>; a wake for another user is 403; none at all is 400', async () => {
     const implicit = wake({ alarm_id: '0193a000-0000-7000-8000-000000000002' });
     assert.equal((await daemon.call('POST', '/wake', { body: implicit })).status, 202);

@@ -13,7 +13,7 @@ import { FlyProvider } from './environments/fly-provider.ts';
 import { Activity, IdleReaper } from './environments/idle-reaper.ts';
 import { ProcessProvider } from './environments/process-provider.ts';
 import type { EnvironmentProvider } from './environments/provider.ts';
-import { probeHealth, WakeCoordinator } from './environments/wake-coordinator.ts';
+import { probeHealth, probeWorking, WakeCoordinator } from './environments/wake-coordinator.ts';
 import { InvitesRepository } from './invites/invites.repository.ts';
 import { environmentUser } from './routes/proxy-route.ts';
 import type { RouteDeps } from './routes/route-deps.ts';
@@ -96,6 +96,10 @@ export async function composeRouter(
     lookup: async (id) => {
       const row = await users.get(id);
       return row ? environmentUser(row) : undefined;
+    },
+    working: async (user) => {
+      const address = await provider.address(user);
+      return address !== undefined && (await probeWorking(address));
     },
   });
   const publicApp = await buildPublicApp(deps);

@@ -75,6 +75,7 @@ export const defaultDaemonEnv = [
   'SCHEDULER_TOKEN',
   'PLATFORM_SETTLEMENT_URL',
   'LEDGER_TOKEN',
+  'PLATFORM_MARKETPLACE_URL',
   'DAEMON_MCP_SERVERS',
   // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes them to (env_pass).
   'PLATFORM_CONNECTOR_URL',

@@ -8,7 +8,7 @@ import { agentKeyFromSeed } from '@platform/client/agent-key';
 import { SchedulerClient } from '@platform/client/scheduler-client';
 import { freePort } from '@platform/kit/free-port';
 import { testEngines } from '@platform/testkit/databases';
-import { eventually } from '@platform/testkit/eventually';
+import { eventually, pollUntil } from '@platform/testkit/eventually';
 import { httpCall } from '@platform/testkit/http-call';
 import { railScript } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
@@ -60,6 +60,25 @@ describe('POST /internal/wake', () => {
     const token = await idp.token({ sub });
     await eventually(async () => (await router.call('GET', '/conversations/work', token)).json?.data?.entries?.length === 2, 'the wake’s turn', 20_000);
     assert.equal((await router.call('GET', '/conversations/work', token)).json.data.entries[0].text, 'Alarm: Stand-up in five minutes');
+  });
+
+  test('a daemon at work on a wake’s turn is not idle: the reaper leaves it running until the turn is over', async () => {
+    const { promise: answer, resolve: answerNow } = Promise.withResolvers<Record<string, unknown>>();
+    model.setScript(railScript({ chat: () => answer }));
+    const sub = randomUUID();
+    await router.admin('POST', '/admin/users', { idp_user_id: sub });
+    const asked = model.received.length;
+    const body = wakeBody(sub);
+    assert.equal((await wake(body, { 'idempotency-key': `${body.alarm_id}:${body.scheduled_for}` })).status, 202);
+    await model.waitFor(asked + 1);
+    const longAfter = () => Date.now() + 16 * 60_000;
+    // Nobody has asked for this environment since the wake was handed over, but its daemon is running the turn.
+    // (Other tests' daemons in this router are idle and may be stopped by the same round.)
+    assert.ok(!(await router.router.reaper.reap(longAfter())).includes(sub), 'a working daemon is not stopped');
+    assert.ok(router.router.deps.provider.running().includes(sub));
+    answerNow({ reply: 'Noted.', task: null, remember: [] });
+    await pollUntil(async () => (await router.router.reaper.reap(longAfter())).includes(sub), 'the daemon stopped once its turn is over');
+    model.setScript(railScript({ chat: () => ({ reply: 'Noted.', task: null, remember: [] }) }));
   });
 
   test('refusals: bearer, missing key, unknown user (404), suspended (451), a malformed body (400)', async () => {

@@ -93,6 +93,25 @@ describe('waking environments', () => {
     }
   });
 
+  test('an environment being woken is not idle: the reaper leaves it to the request waiting for it, and reaps it once the request is over', async () => {
+    const clock = new ManualClock(new Date());
+    const router = await startRouter(pglite!, idp, { clock, env: { ROUTER_DAEMON_ENTRY: neverReady } });
+    try {
+      const sub = randomUUID();
+      await router.admin('POST', '/admin/users', { idp_user_id: sub });
+      const pending = router.call('GET', '/me', await idp.token({ sub }));
+      await eventually(() => router.router.deps.wake.waiting(sub) === 1, 'the request waits for the wake');
+      // Never seen before, so idle by the clock: yet a request is waiting for this environment to come up.
+      assert.deepEqual(await router.router.reaper.reap(clock.now().getTime() + 16 * 60_000), [], 'not stopped while it is being woken');
+      assert.deepEqual(router.router.deps.provider.running(), [sub]);
+      clock.advance(30_000);
+      assert.equal((await pending).status, 503);
+      assert.deepEqual(await router.router.reaper.reap(clock.now().getTime() + 16 * 60_000), [sub], 'idle once nobody waits');
+    } finally {
+      await router.dispose();
+    }
+  });
+
   test('an idle environment is stopped and started again by the next request; a router restart adopts a running daemon', async () => {
     const first = await startRouter(pglite!, idp, { env: { ROUTER_STOP_DAEMONS_ON_EXIT: 'false' } });
     const sub = randomUUID();

@@ -5,7 +5,8 @@ import type { RouteDeps } from './route-deps.ts';
 
 /** GET /healthz (public: liveness and the SSE broker's numbers), GET /me and GET /tools (who this agent is, what it can use). */
 export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
-  // Liveness, the walk in flight, and the live-event broker: subscribers, drops and buffer sizes. No bearer.
+  // Liveness, the walk in flight, and the live-event broker: subscribers, drops and buffer sizes. No bearer. `working`
+  // (an intent walking or queued, or a wake's turn running) tells the router not to stop this daemon as idle.
   app.get('/healthz', {
     handler: async () => ({
       ok: true as const,
@@ -14,6 +15,7 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
         version: deps.version,
         walking: deps.runner.walking !== undefined,
         busy: deps.runner.busy,
+        working: deps.runner.busy || deps.wakes.inProgress > 0,
         intents: deps.book.count,
         broker: deps.broker.stats(),
       },
@@ -44,8 +46,9 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
             contracts: service(config.contracts),
             scheduler: service(config.scheduler),
             settlement: service(config.settlement),
+            marketplace: service(config.marketplace),
             mcp_servers: deps.tools.providers
-              .filter((provider) => !['alarms', 'payments', 'memory', 'contracts'].includes(provider.server))
+              .filter((provider) => !['alarms', 'payments', 'market', 'memory', 'contracts'].includes(provider.server))
               .map((provider) => ({ name: provider.server, ...provider.describe })),
           },
           settings: {

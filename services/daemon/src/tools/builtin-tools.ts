@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AgentKey } from '@platform/client/agent-key';
+import { MarketplaceError } from '@platform/client/marketplace-client';
 import { SchedulerClient } from '@platform/client/scheduler-client';
 import { ServiceCallError } from '@platform/client/service-session';
 import { SettlementClient } from '@platform/client/settlement-client';
@@ -7,13 +8,13 @@ import type { ServiceLink } from '../config.ts';
 import { redactUrl } from './mcp-connection.ts';
 import { stepKey, type ToolCallContext, type ToolInfo, type ToolOutcome, type ToolProvider } from './tool-types.ts';
 
-interface Builtin {
+export interface Builtin {
   info: Omit<ToolInfo, 'server' | 'name'>;
   run(args: Record<string, unknown>, context: ToolCallContext): Promise<unknown>;
 }
 
 /** Tools the daemon implements itself over one of the platform's services. */
-class BuiltinProvider implements ToolProvider {
+export class BuiltinProvider implements ToolProvider {
   readonly server: string;
   readonly describe: ToolProvider['describe'];
   readonly #tools: Map<string, Builtin>;
@@ -35,7 +36,7 @@ class BuiltinProvider implements ToolProvider {
       return { ok: true, result: await builtin.run(args, context) };
     } catch (error) {
       // The service's refusal (bad amount, unknown alarm, insufficient funds) is the tool's answer, for the model to read.
-      if (error instanceof ServiceCallError) return { ok: false, error: error.message };
+      if (error instanceof ServiceCallError || error instanceof MarketplaceError) return { ok: false, error: error.message };
       throw error;
     }
   }
@@ -43,7 +44,7 @@ class BuiltinProvider implements ToolProvider {
   async close(): Promise<void> {}
 }
 
-const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
+export const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
 
 /** `alarms.set`, `alarms.list`, `alarms.cancel` over the scheduler, authenticated as the agent's DID. */
 export function alarmTools(link: ServiceLink, key: AgentKey): ToolProvider {

@@ -27,6 +27,11 @@ export function gateFor(tool: ToolInfo, args: Record<string, unknown>, ungated: 
   // The server itself refuses it unconfirmed (it reaches people outside the user's account): first, whatever else it claims.
   if (tool.confirmation !== undefined) return { reason: `acts outside your account: ${whatItDoes(tool)} ${summary(args)}`, always: true };
   if (tool.name === 'payments.pay') return { reason: `moves money: pays ${String(args.amount)} to ${String(args.to)}`, always: true };
+  if (tool.name === 'market.call')
+    return {
+      reason: `moves money: pays up to ${String(args.max_payment)} for ${String(args.operation)} on marketplace service ${String(args.service_id)}`,
+      always: true,
+    };
   if (tool.name === 'contracts.tachyon_deploy') return { reason: `deploys contract ${String(args.contract)} on chain ${String(args.chain_id)}`, always: true };
   if (tool.name === 'contracts.tachyon_call') {
     // A call is a read (eth_call) unless simulate_only is false, which signs and sends a transaction.

@@ -20,7 +20,7 @@ export type McpServerSetting =
     };
 
 /** Tool names are `<server>.<tool>`; these servers are the daemon's own. */
-export const reservedServerNames = ['memory', 'contracts', 'alarms', 'payments', 'model'] as const;
+export const reservedServerNames = ['memory', 'contracts', 'alarms', 'payments', 'market', 'model'] as const;
 
 const namePattern = /^[a-z][a-z0-9_-]{0,31}$/;
 const settingName = /^[A-Z][A-Z0-9_]{0,127}$/;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config.ts';
 import type { AgentIdentity } from '../identity/agent-identity.ts';
 import { alarmTools, paymentTools } from './builtin-tools.ts';
+import { marketTools } from './market-tools.ts';
 import { McpToolProvider, providerFromSetting } from './mcp-connection.ts';
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolProvider } from './tool-types.ts';
 
@@ -88,6 +89,7 @@ export function providersFor(config: DaemonConfig, identity: AgentIdentity, logg
   const bearer = (token: string): Record<string, string> => (token === '' ? {} : { authorization: `Bearer ${token}` });
   if (config.scheduler) providers.push(alarmTools(config.scheduler, identity.agentKey));
   if (config.settlement) providers.push(paymentTools(config.settlement, identity.agentKey));
+  if (config.marketplace) providers.push(marketTools(config.marketplace, identity.agentKey));
   if (config.memory)
     providers.push(
       new McpToolProvider({

@@ -96,6 +96,11 @@ export class WakeInbox {
     return removed;
   }
 
+  /** Wakes whose turn is running now (the router asks, through /healthz, before it stops an idle daemon). */
+  get inProgress(): number {
+    return this.#handling.size;
+  }
+
   /** Waits for wakes being handled (shutdown, tests). */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#handling]);

@@ -40,8 +40,8 @@ export class Activity {
 }
 
 /**
- * Stops environments nobody has used for `idleTimeoutMs`: no request in flight (an open event stream counts) and none
- * begun or ended since. The next request starts the environment again. Runs every quarter of the timeout (at most a
+ * Stops environments nobody has used for `idleTimeoutMs`: no request in flight (an open event stream counts), none
+ * begun or ended since, and the environment itself not working (its daemon's `/healthz` says `working`). The next request starts the environment again. Runs every quarter of the timeout (at most a
  * minute) on the injected clock; `reap()` is one round, for tests.
  */
 export class IdleReaper {
@@ -51,6 +51,7 @@ export class IdleReaper {
   readonly #logger: Logger;
   readonly #idleTimeoutMs: number;
   readonly #lookup: (userId: string) => Promise<EnvironmentUser | undefined>;
+  readonly #working: (user: EnvironmentUser) => Promise<boolean>;
   readonly #stopping = new AbortController();
   #loop: Promise<void> | undefined;
 
@@ -61,6 +62,8 @@ export class IdleReaper {
     logger: Logger;
     idleTimeoutMs: number;
     lookup: (userId: string) => Promise<EnvironmentUser | undefined>;
+    /** Whether the environment is busy on its own (a background walk, a wake's turn): then it is not idle. */
+    working?: (user: EnvironmentUser) => Promise<boolean>;
   }) {
     this.#provider = options.provider;
     this.#activity = options.activity;
@@ -68,6 +71,7 @@ export class IdleReaper {
     this.#logger = options.logger;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#lookup = options.lookup;
+    this.#working = options.working ?? (async () => false);
   }
 
   start(): void {
@@ -88,6 +92,8 @@ export class IdleReaper {
       if (this.#activity.inFlight(userId) > 0 || this.#activity.idleFor(userId, now) < this.#idleTimeoutMs) continue;
       const user = await this.#lookup(userId);
       if (user === undefined) continue;
+      // No request for a while, but the daemon may be at work nobody waits on (an async intent, a wake's turn).
+      if (await this.#working(user)) continue;
       await this.#provider.stop(user);
       this.#activity.forget(userId);
       stopped.push(userId);

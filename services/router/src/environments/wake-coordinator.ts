@@ -121,6 +121,22 @@ export class WakeCoordinator {
   }
 }
 
+/**
+ * Whether the daemon at `address` is at work of its own (`/healthz` `working`: an intent walking or queued, a wake's
+ * turn running). A daemon that does not answer within 5 s is not working. The wait is longer than the readiness
+ * probe's: the reaper runs in the background, and a daemon busy on a loaded machine answers slowly (a 1 s limit let
+ * the reaper stop a daemon in the middle of a wake's turn).
+ */
+export async function probeWorking(address: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${address}/healthz`, { signal: AbortSignal.timeout(5_000) });
+    const body = (await response.json()) as { data?: { working?: unknown } };
+    return response.ok && body.data?.working === true;
+  } catch {
+    return false;
+  }
+}
+
 /** GET <address>/healthz answered 200 within a second. */
 export async function probeHealth(address: string): Promise<boolean> {
   try {

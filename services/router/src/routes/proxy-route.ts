@@ -12,6 +12,22 @@ export function environmentUser(row: UserRow): EnvironmentUser {
   return { id: row.idp_user_id, region: row.region, environmentId: row.environment_id, volume: row.volume };
 }
 
+/**
+ * Wakes the user's environment for a request and counts the request as activity from the start, not only once the
+ * environment is ready: the idle reaper must not stop an environment while it is being woken (a user last seen long
+ * ago, or never, is idle by the clock). Resolves with the environment ready and `activity.begin` done; on failure
+ * the activity is ended. The caller ends it when the request is over.
+ */
+export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
+  deps.activity.begin(user.id);
+  try {
+    return await deps.wake.ready(user);
+  } catch (error) {
+    deps.activity.end(user.id);
+    throw error;
+  }
+}
+
 /** Where a public path goes: the gateway (`/gw` stripped), the co-located code engine (`/cody` stripped), or the daemon. */
 function route(url: string): { to: 'gateway' | 'cody' | 'daemon'; path: string } {
   for (const [prefix, to] of [
@@ -74,12 +90,11 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
     );
   }
   const user = environmentUser(await deps.access.activeUser(userId));
-  const ready = await deps.wake.ready(user);
+  const ready = await readyAndActive(deps, user);
   const address = new URL(ready.address);
   const port = target.to === 'cody' ? deps.config.codyPort : Number(address.port || 80);
   const added: Record<string, string> = { ...cors };
   if (ready.coldStartMs !== undefined) added['x-platform-cold-start-ms'] = String(ready.coldStartMs);
-  deps.activity.begin(userId);
   reply.hijack();
   forward(
     request.raw,

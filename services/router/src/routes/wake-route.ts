@@ -4,7 +4,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { requireBearer } from './admin-routes.ts';
 import { withRetryAfter } from './authenticate.ts';
-import { environmentUser } from './proxy-route.ts';
+import { environmentUser, readyAndActive } from './proxy-route.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** The scheduler's wake body (services/scheduler/README.md, Wake delivery). */
@@ -42,8 +42,7 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
           const row = await deps.directory.get(userId);
           if (row === undefined) throw new ServiceError('not_found', `no user ${userId}`);
           const user = environmentUser(await deps.access.activeUser(userId));
-          const ready = await deps.wake.ready(user);
-          deps.activity.begin(userId);
+          const ready = await readyAndActive(deps, user);
           try {
             const answer = await fetch(`${ready.address}/wake`, {
               method: 'POST',
