@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
-import type { ServiceError } from '../errors.ts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ServiceError } from '../errors.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
 import { installResponseCheck } from './response-check.ts';
@@ -29,10 +29,12 @@ export function createServiceApp(options: CreateAppOptions) {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is a body of its own shape; the hook below answers in the service's envelope.
+    return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  refuseWhileClosing(app);
   // Before any route, so its onRoute hook sees them all.
   installApiDocs(app, options.api);
   // JSON only: Fastify would otherwise accept text/plain bodies and fail them later with a confusing validation message.
@@ -54,3 +56,18 @@ export function createServiceApp(options: CreateAppOptions) {
 }
 
 export type ServiceApp = ReturnType<typeof createServiceApp>;
+
+/**
+ * A request that arrives on a kept-alive connection while the service drains (after `close()` began) gets 503
+ * `unavailable`, retryable, in the service's own envelope, with `Connection: close` (Fastify sets it), so a caller
+ * or the router can tell it from a crash and retry elsewhere. Requests already in flight finish as usual.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new ServiceError('unavailable', 'the service is shutting down; retry the request');
+  });
+}
