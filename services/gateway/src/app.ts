@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import type { FastifyInstance } from 'fastify';
@@ -38,6 +39,8 @@ type Listen = (channel: string, onPayload: (payload: string) => void) => Promise
 
 export interface AppDeps {
   db: Kysely<GatewaySchema>;
+  /** PGlite is one connection: batches queue for it anyway, and need no row-lock ordering. */
+  databaseKind: Database<GatewaySchema>['kind'];
   ping: () => Promise<boolean>;
   /** The database's LISTEN: cap changes and budget recalls from other instances arrive through it. */
   listen: Listen;
@@ -67,7 +70,13 @@ export function buildApp(deps: AppDeps) {
       })
     : undefined;
   if (!upstream) logger.warn('GATEWAY_UPSTREAM_URL is not set: chat and embedding calls will get 503 until it is');
-  const budget = new BudgetRepository(db, clock, { defaultCapUnits: settings.defaultDailyCapUnits, asyncCommit: settings.asyncCommit });
+  const oneConnection = deps.databaseKind === 'pglite';
+  const budget = new BudgetRepository(db, clock, {
+    defaultCapUnits: settings.defaultDailyCapUnits,
+    asyncCommit: settings.asyncCommit,
+    lockRows: !oneConnection,
+    maxInFlight: oneConnection ? 1 : 4,
+  });
   const leases = new BudgetLeases({
     repository: budget,
     clock,

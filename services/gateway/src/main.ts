@@ -33,6 +33,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     const stopFollowing = await book.follow((channel, onPayload) => database.listen(channel, onPayload), rateCardRefreshMs);
     const app = buildApp({
       db: database.db,
+      databaseKind: database.kind,
       ping: () => database.ping(),
       listen: (channel, onPayload) => database.listen(channel, onPayload),
       clock,

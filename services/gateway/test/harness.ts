@@ -97,7 +97,7 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
   const stopFollowing = await book.follow((channel, onPayload) => database.listen(channel, onPayload), 3_600_000);
   const drains = new DrainSlots(config.maxDrains);
   const listen = (channel: string, onPayload: (payload: string) => void) => database.listen(channel, onPayload);
-  const app = buildApp({ db: database.db, ping: () => database.ping(), listen, clock, logger, settings: config, book, drains });
+  const app = buildApp({ db: database.db, databaseKind: database.kind, ping: () => database.ping(), listen, clock, logger, settings: config, book, drains });
   await app.listen({ host: '127.0.0.1', port: 0 });
 
   const address = app.server.address();

@@ -128,7 +128,7 @@ export class BudgetLeases {
    * Housekeeping, every third of the TTL: renew the holder, reclaim the leases of holders that ended, and give back
    * the slices of actors with no call here for `idleMs` (the whole slice once nothing is in flight).
    */
-  async maintain(idleMs = this.#settings.ttlMs / 3): Promise<void> {
+  async maintain(idleMs = this.#settings.ttlMs): Promise<void> {
     if (!this.#registered) return;
     await this.#renew();
     const reclaimed = await this.#repository.reclaimOrphans();
@@ -180,7 +180,8 @@ export class BudgetLeases {
     slice.inFlight += free;
     const need = units - free;
     const outcome = await this.#grant(slice, need, need + this.#extra(units), true);
-    if (outcome === undefined || outcome.holderLost) {
+    // The holder lapsed, or its renewal grew old while the grant was out: renew before counting on any lease.
+    if (outcome === undefined || outcome.holderLost || this.#clock.now().getTime() >= this.#validUntil) {
       slice.inFlight -= free;
       return 'retry';
     }

@@ -53,6 +53,8 @@ export interface BudgetOptions {
   maxBatch?: number;
   /** Batches in flight at once (each holds a pooled connection); the pool has 10. */
   maxInFlight?: number;
+  /** Several connections (PostgreSQL): a batch locks its day rows in a fixed order first, so batches cannot deadlock. */
+  lockRows: boolean;
 }
 
 /**
@@ -148,9 +150,12 @@ export class BudgetRepository {
         kind_route: entry.kindRoute,
       };
     });
+    const hasGrants = ops.some((op) => op.op === 'grant');
+    const hasMoves = !hasGrants || ops.some((op) => op.op !== 'grant');
+    const { defaultCapUnits, asyncCommit, lockRows } = this.#options;
     const result = await sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean }>`
       select op_index, spent, cap, granted, holder_lost
-      from gateway_apply(${JSON.stringify(rows)}::jsonb, ${this.#options.defaultCapUnits}::int8, ${this.#options.asyncCommit}, ${this.#clock.sqlNow()})`.execute(
+      from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`.execute(
       this.#db,
     );
     const outcomes: Array<GrantOutcome | undefined> = new Array(ops.length);
