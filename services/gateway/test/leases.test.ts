@@ -29,8 +29,8 @@ async function dayRow(gw: Gateway, actor: string) {
 }
 
 /** Another instance on the same data: on PostgreSQL with a pool, clock and upstream of its own; PGlite has one connection. */
-function sibling(engine: TestEngine, gw: Gateway): Promise<Gateway> {
-  return engine.name === 'postgres' ? startGateway(engine, { attach: gw.databaseOptions }) : startGateway(engine, { besides: gw });
+function sibling(engine: TestEngine, gw: Gateway, env: Record<string, string> = {}): Promise<Gateway> {
+  return engine.name === 'postgres' ? startGateway(engine, { attach: gw.databaseOptions, env }) : startGateway(engine, { besides: gw, env });
 }
 
 for (const engine of testEngines()) {
@@ -87,6 +87,21 @@ for (const engine of testEngines()) {
       await operator.admin('PUT', `/actors/${actor}/cap`, { limit_credit: '0' });
       await eventually(async () => (await dayRow(holder, actor)).reserved === 0n, 'the holder hears of the cap and gives its slice back');
       assert.equal(await statusOf(holder, actor), 429);
+    });
+
+    test('a slice no call has used for a lease TTL goes back by itself, on the clock', async () => {
+      const quiet = await sibling(engine, instances[0] as Gateway, { GATEWAY_LEASE_TTL_MS: '30000' });
+      try {
+        const actor = newActor();
+        assert.equal(await statusOf(quiet, actor), 200);
+        await eventually(async () => (await dayRow(quiet, actor)).spent === callCost, 'booked');
+        assert.ok((await dayRow(quiet, actor)).reserved > 0n, 'the rest of the slice is held');
+        quiet.clock.advance(30_000);
+        await eventually(async () => (await dayRow(quiet, actor)).reserved === 0n, 'given back once idle for the TTL');
+        assert.equal((await dayRow(quiet, actor)).spent, callCost);
+      } finally {
+        await quiet.close();
+      }
     });
 
     test('an instance that stops gives its slices back at once', async () => {

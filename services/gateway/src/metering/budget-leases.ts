@@ -24,6 +24,8 @@ interface Slice {
   limit: bigint;
   /** False after a cap change: the next reservation must ask the database, which reads the cap again. */
   usable: boolean;
+  /** Counts cap changes: a grant decided before one must not make the slice usable again. */
+  capChanges: number;
   /** The one grant in flight for this slice: callers that do not fit wait for it rather than ask again. */
   growing: Promise<void> | undefined;
   /** A background top-up was refused: the actor is near its cap, so only a call that needs budget asks again. */
@@ -114,6 +116,7 @@ export class BudgetLeases {
     for (const slice of this.#slices.values())
       if (actor === undefined || slice.actor === actor) {
         slice.usable = false;
+        slice.capChanges++;
         this.#giveBackFree(slice);
       }
   }
@@ -179,9 +182,12 @@ export class BudgetLeases {
     const free = slice.held > slice.inFlight ? slice.held - slice.inFlight : 0n;
     slice.inFlight += free;
     const need = units - free;
+    const capChanges = slice.capChanges;
     const outcome = await this.#grant(slice, need, need + this.#extra(units), true);
-    // The holder lapsed, or its renewal grew old while the grant was out: renew before counting on any lease.
-    if (outcome === undefined || outcome.holderLost || this.#clock.now().getTime() >= this.#validUntil) {
+    // The holder lapsed, its renewal grew old while the grant was out, or the cap changed meanwhile (the grant may
+    // have read the old one): renew, or ask again, before counting on it.
+    const stale = slice.capChanges !== capChanges || this.#clock.now().getTime() >= this.#validUntil;
+    if (outcome === undefined || outcome.holderLost || stale) {
       slice.inFlight -= free;
       return 'retry';
     }
@@ -293,6 +299,7 @@ export class BudgetLeases {
         ownBooked: 0n,
         limit: 0n,
         usable: false,
+        capChanges: 0,
         growing: undefined,
         nearCap: false,
         lastCallAt: this.#clock.now().getTime(),
