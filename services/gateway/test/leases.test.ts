@@ -104,6 +104,37 @@ for (const engine of testEngines()) {
       }
     });
 
+    test('an instance whose lease lapsed (no heartbeat for a TTL) drops its slices, which come back, and carries on under a new holder', async () => {
+      const stalled = await sibling(engine, instances[0] as Gateway, { GATEWAY_LEASE_TTL_MS: '30000' });
+      try {
+        const actor = newActor();
+        assert.equal(await statusOf(stalled, actor), 200);
+        await eventually(async () => (await dayRow(stalled, actor)).spent === callCost, 'booked');
+        // Two TTLs in one step: the housekeeping wakes once, finds the holder lapsed, and reclaims its leases.
+        stalled.clock.advance(60_000);
+        await eventually(async () => (await dayRow(stalled, actor)).reserved === 0n, 'the lapsed holder’s slice is back');
+        assert.equal(await statusOf(stalled, actor), 200);
+        assert.deepEqual(await stalled.spend(actor), { spent: 2n * callCost, reserved: 0n, calls: 2 });
+      } finally {
+        await stalled.close();
+      }
+    });
+
+    test('with GATEWAY_LEASE_SLICE_CALLS=0 an instance keeps less than one call’s reservation, not a slice', async () => {
+      const exact = await sibling(engine, instances[0] as Gateway, { GATEWAY_LEASE_SLICE_CALLS: '0' });
+      try {
+        const actor = newActor();
+        assert.equal(await statusOf(exact, actor), 200);
+        await eventually(async () => (await dayRow(exact, actor)).spent === callCost, 'booked');
+        assert.ok(
+          (await dayRow(exact, actor)).reserved < 20_000_000_000n,
+          'only what the call reserved beyond its cost is left (a slice would hold about 0.16)',
+        );
+      } finally {
+        await exact.close();
+      }
+    });
+
     test('an instance that stops gives its slices back at once', async () => {
       const leaving = await sibling(engine, instances[0] as Gateway);
       const actor = newActor();
