@@ -28,6 +28,8 @@ interface Slice {
   capChanges: number;
   /** The one grant in flight for this slice: callers that do not fit wait for it rather than ask again. */
   growing: Promise<void> | undefined;
+  /** The last grant refused to a call: calls that waited for it and need at least as much share its answer. */
+  refusal: { need: bigint; spentUnits: bigint; limitUnits: bigint } | undefined;
   /** A background top-up was refused: the actor is near its cap, so only a call that needs budget asks again. */
   nearCap: boolean;
   lastCallAt: number;
@@ -83,7 +85,8 @@ export class BudgetLeases {
       }
       if (slice.usable && slice.held - slice.inFlight >= units) return this.#take(slice, units);
       if (slice.growing) {
-        await slice.growing.catch(() => {});
+        const refused = await this.#afterGrowing(slice, units);
+        if (refused) return refused;
         continue;
       }
       const outcome = await this.#growFor(slice, units);
@@ -176,6 +179,21 @@ export class BudgetLeases {
     return { accepted: true, reservation: { slice, holder: this.#holder, units }, spentBeforeUnits: slice.spentView, limitUnits: slice.limit };
   }
 
+  /**
+   * Waits for the slice's grant in flight. When it was refused and this call, which waited for it, does not fit
+   * either and needs at least as much, it is refused with the same figures: the two were decided together, as they
+   * would have been in one batch (many parallel calls of an actor at its cap then cost one round trip, not a queue).
+   */
+  async #afterGrowing(slice: Slice, units: bigint): Promise<LeaseOutcome | undefined> {
+    const before = slice.refusal;
+    await slice.growing?.catch(() => {});
+    const refusal = slice.refusal;
+    if (refusal === undefined || refusal === before) return undefined;
+    const free = slice.usable && slice.held > slice.inFlight ? slice.held - slice.inFlight : 0n;
+    if (free >= units || units - free < refusal.need) return undefined;
+    return { accepted: false, spentUnits: refusal.spentUnits, limitUnits: refusal.limitUnits };
+  }
+
   /** The call does not fit: claim what is free, ask the database for the rest plus a slice's worth more. */
   async #growFor(slice: Slice, units: bigint): Promise<LeaseOutcome | 'retry'> {
     if (!slice.usable) this.#giveBackFree(slice);
@@ -231,6 +249,9 @@ export class BudgetLeases {
       slice.held += outcome.granted;
       slice.spentView = outcome.spentUnits + (slice.ownBooked - bookedBefore);
       slice.limit = outcome.limitUnits;
+      // Set before the waiters wake (below): a refused call's answer is theirs too (see #afterGrowing).
+      if (outcome.granted > 0n) slice.refusal = undefined;
+      else if (recall) slice.refusal = { need, spentUnits: slice.spentView, limitUnits: outcome.limitUnits };
       return outcome;
     } finally {
       slice.growing = undefined;
@@ -301,6 +322,7 @@ export class BudgetLeases {
         usable: false,
         capChanges: 0,
         growing: undefined,
+        refusal: undefined,
         nearCap: false,
         lastCallAt: this.#clock.now().getTime(),
       };
