@@ -12,7 +12,7 @@ import type { GatewaySchema } from './db/schema.ts';
 import { requireGatewayAuth } from './http/gateway-auth.ts';
 import { installKillSwitch } from './http/kill-switch.ts';
 import { installOpenAiErrors } from './http/openai-errors.ts';
-import { BudgetRepository, recallChannel } from './metering/budget.repository.ts';
+import { BudgetRepository, recallChannel, returnedChannel } from './metering/budget.repository.ts';
 import { BudgetLeases } from './metering/budget-leases.ts';
 import { Meter } from './metering/meter.ts';
 import { ModelPolicy } from './models/model-policy.ts';
@@ -135,11 +135,22 @@ function followBudgetSignals(app: FastifyInstance, leases: BudgetLeases, listen:
   const unlisten: Array<() => Promise<void>> = [];
   app.addHook('onReady', async () => {
     unlisten.push(await listen(capsChannel, (actor) => leases.capChanged(actor === '' ? undefined : actor)));
+    // Their payload is `<actor> <day>`; a DID has no spaces, the day none either.
+    const onActorDay = (handle: (actor: string, day: string) => void) => (payload: string) => {
+      const split = payload.lastIndexOf(' ');
+      if (split > 0) handle(payload.slice(0, split), payload.slice(split + 1));
+    };
     unlisten.push(
-      await listen(recallChannel, (payload) => {
-        const split = payload.lastIndexOf(' ');
-        if (split > 0) leases.recall(payload.slice(0, split), payload.slice(split + 1));
-      }),
+      await listen(
+        recallChannel,
+        onActorDay((actor, day) => leases.recall(actor, day)),
+      ),
+    );
+    unlisten.push(
+      await listen(
+        returnedChannel,
+        onActorDay((actor, day) => leases.returned(actor, day)),
+      ),
     );
     void leases.runHousekeeping(stopHousekeeping.signal);
   });

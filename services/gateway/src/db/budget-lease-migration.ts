@@ -37,7 +37,7 @@ export const budgetLeases: Migration = {
  */
 const applyFunction = `
 create function gateway_apply(ops jsonb, default_cap int8, async_commit boolean, at timestamptz, lock_rows boolean, has_moves boolean, has_grants boolean,
-                              out op_index int, out spent int8, out cap int8, out granted int8, out holder_lost boolean)
+                              out op_index int, out spent int8, out cap int8, out granted int8, out holder_lost boolean, out recalled boolean)
 returns setof record
 language plpgsql as $$
 declare
@@ -82,6 +82,9 @@ begin
             from moves m left join taken tk on (tk.holder, tk.actor, tk.day) = (m.holder, m.actor, m.day)
             group by m.actor, m.day) x
       where (d.actor, d.day) = (x.actor, x.day);
+    -- Slices given back on a recall: the instance that was refused is waiting to ask again.
+    perform pg_notify('gateway_budget_returned', r.actor || ' ' || r.day::text)
+      from (select distinct t.actor, t.day from jsonb_to_recordset(ops) as t(op text, actor text, day date, announce boolean) where t.op = 'return' and t.announce) r;
   end if;
 
   if not has_grants then return; end if;
@@ -90,6 +93,7 @@ begin
     op_index := o.i;
     granted := 0;
     holder_lost := false;
+    recalled := false;
     select d.spent_units, d.reserved_units, coalesce(a.limit_units, default_cap),
            exists (select 1 from lease_holders h where h.holder = o.holder and h.expires_at >= at)
       into day_spent, day_reserved, cap, alive
@@ -130,6 +134,7 @@ begin
       -- Refused while others hold unused slices of this day: ask them to give theirs back for the next call.
       if o.recall and exists (select 1 from budget_leases l where l.actor = o.actor and l.day = o.day and l.holder <> o.holder and l.units > 0) then
         perform pg_notify('gateway_budget_recall', o.actor || ' ' || o.day::text);
+        recalled := true;
       end if;
     else
       granted := least(o.want, headroom);

@@ -42,6 +42,13 @@ export interface LeasedReservation {
   readonly units: bigint;
 }
 
+/**
+ * How long a refused call waits for the instances it recalled budget from before asking once more. A bound on
+ * another process's answer, like a network timeout, so it is wall time and not the injected clock: leases and days
+ * are business time; this only decides when to stop waiting for a NOTIFY.
+ */
+const recallWaitMs = 100;
+
 export type LeaseOutcome =
   | { accepted: true; reservation: LeasedReservation; spentBeforeUnits: bigint; limitUnits: bigint }
   | { accepted: false; spentUnits: bigint; limitUnits: bigint };
@@ -66,6 +73,8 @@ export class BudgetLeases {
   #registered = false;
   #validUntil = 0;
   #renewing: Promise<void> | undefined;
+  /** Calls waiting for slices recalled from other instances, by actor-day. */
+  readonly #returnWaiters = new Map<string, Array<() => void>>();
 
   constructor(args: { repository: BudgetRepository; clock: Clock; logger: Logger; settings: LeaseSettings }) {
     this.#repository = args.repository;
@@ -76,6 +85,7 @@ export class BudgetLeases {
 
   /** Reserves `units` for a call of `actor` on `day`: in memory when the slice has room, else through a grant. */
   async reserve(actor: string, day: string, units: bigint): Promise<LeaseOutcome> {
+    let recalled = false;
     for (;;) {
       // Looked up on every turn: an idle slice may have been given back and forgotten while this call waited.
       const slice = this.#sliceOf(actor, day);
@@ -89,7 +99,13 @@ export class BudgetLeases {
         if (refused) return refused;
         continue;
       }
-      const outcome = await this.#growFor(slice, units);
+      const outcome = await this.#growFor(slice, units, !recalled);
+      if (outcome === 'recalled') {
+        // Refused while other instances held slices of this day; they were asked for them: wait, then ask once more.
+        recalled = true;
+        await this.#returned(actor, day);
+        continue;
+      }
       if (outcome === 'retry') continue;
       return outcome;
     }
@@ -124,10 +140,17 @@ export class BudgetLeases {
       }
   }
 
-  /** Another instance was refused for this actor's day: give back what this one does not use right now. */
+  /** Another instance was refused for this actor's day: give back what this one does not use right now, and say so. */
   recall(actor: string, day: string): void {
     const slice = this.#slices.get(sliceKey(actor, day));
-    if (slice) this.#giveBackFree(slice);
+    if (slice) this.#giveBackFree(slice, true);
+  }
+
+  /** Slices recalled for this actor's day were given back (by any instance): the calls waiting for them ask again. */
+  returned(actor: string, day: string): void {
+    const key = sliceKey(actor, day);
+    for (const wake of this.#returnWaiters.get(key) ?? []) wake();
+    this.#returnWaiters.delete(key);
   }
 
   /**
@@ -195,13 +218,13 @@ export class BudgetLeases {
   }
 
   /** The call does not fit: claim what is free, ask the database for the rest plus a slice's worth more. */
-  async #growFor(slice: Slice, units: bigint): Promise<LeaseOutcome | 'retry'> {
+  async #growFor(slice: Slice, units: bigint, recall: boolean): Promise<LeaseOutcome | 'retry' | 'recalled'> {
     if (!slice.usable) this.#giveBackFree(slice);
     const free = slice.held > slice.inFlight ? slice.held - slice.inFlight : 0n;
     slice.inFlight += free;
     const need = units - free;
     const capChanges = slice.capChanges;
-    const outcome = await this.#grant(slice, need, need + this.#extra(units), true);
+    const outcome = await this.#grant(slice, need, need + this.#extra(units), { foreground: true, recall });
     // The holder lapsed, its renewal grew old while the grant was out, or the cap changed meanwhile (the grant may
     // have read the old one): renew, or ask again, before counting on it.
     const stale = slice.capChanges !== capChanges || this.#clock.now().getTime() >= this.#validUntil;
@@ -211,6 +234,7 @@ export class BudgetLeases {
     }
     if (outcome.granted === 0n) {
       slice.inFlight -= free;
+      if (outcome.recalled) return 'recalled';
       return { accepted: false, spentUnits: slice.spentView, limitUnits: outcome.limitUnits };
     }
     slice.usable = true;
@@ -221,7 +245,7 @@ export class BudgetLeases {
   }
 
   async #topUp(slice: Slice, want: bigint): Promise<void> {
-    const outcome = await this.#grant(slice, want, want, false).catch((error: unknown) => {
+    const outcome = await this.#grant(slice, want, want, { foreground: false, recall: false }).catch((error: unknown) => {
       this.#logger.warn({ err: error }, 'budget top-up failed; the next call that needs budget asks again');
       return undefined;
     });
@@ -232,7 +256,7 @@ export class BudgetLeases {
    * One grant for the slice, under the current holder. A result for a holder that has lapsed meanwhile is dropped:
    * the lapse reclaimed that lease, so it must not count here. Undefined: the holder lapsed, renew and try again.
    */
-  async #grant(slice: Slice, need: bigint, want: bigint, recall: boolean): Promise<GrantOutcome | undefined> {
+  async #grant(slice: Slice, need: bigint, want: bigint, mode: { foreground: boolean; recall: boolean }): Promise<GrantOutcome | undefined> {
     const holder = this.#holder;
     const bookedBefore = slice.ownBooked;
     let settled!: () => void;
@@ -240,7 +264,7 @@ export class BudgetLeases {
       settled = resolve;
     });
     try {
-      const outcome = await this.#repository.grant({ holder, actor: slice.actor, day: slice.day }, need, want, recall);
+      const outcome = await this.#repository.grant({ holder, actor: slice.actor, day: slice.day }, need, want, mode.recall);
       if (outcome.holderLost) {
         if (holder === this.#holder) this.#lapse();
         return undefined;
@@ -249,9 +273,9 @@ export class BudgetLeases {
       slice.held += outcome.granted;
       slice.spentView = outcome.spentUnits + (slice.ownBooked - bookedBefore);
       slice.limit = outcome.limitUnits;
-      // Set before the waiters wake (below): a refused call's answer is theirs too (see #afterGrowing).
+      // Set before the waiters wake (below): a call's final refusal is theirs too (see #afterGrowing).
       if (outcome.granted > 0n) slice.refusal = undefined;
-      else if (recall) slice.refusal = { need, spentUnits: slice.spentView, limitUnits: outcome.limitUnits };
+      else if (mode.foreground && !outcome.recalled) slice.refusal = { need, spentUnits: slice.spentView, limitUnits: outcome.limitUnits };
       return outcome;
     } finally {
       slice.growing = undefined;
@@ -259,13 +283,34 @@ export class BudgetLeases {
     }
   }
 
-  #giveBackFree(slice: Slice): void {
+  #giveBackFree(slice: Slice, announce = false): void {
     const free = slice.held - slice.inFlight;
     if (free <= 0n) return;
     slice.held -= free;
     void this.#repository
-      .giveBack({ holder: this.#holder, actor: slice.actor, day: slice.day }, free)
+      .giveBack({ holder: this.#holder, actor: slice.actor, day: slice.day }, free, announce)
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not give a budget slice back; it returns when this instance stops'));
+  }
+
+  /** Resolves when recalled slices of the actor's day come back, or after `recallWaitMs`, whichever is first. */
+  #returned(actor: string, day: string): Promise<void> {
+    const key = sliceKey(actor, day);
+    return new Promise<void>((resolve) => {
+      const waiters = this.#returnWaiters.get(key) ?? [];
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const left = (this.#returnWaiters.get(key) ?? []).filter((other) => other !== wake);
+        if (left.length > 0) this.#returnWaiters.set(key, left);
+        else this.#returnWaiters.delete(key);
+        resolve();
+      }, recallWaitMs);
+      timer.unref();
+      waiters.push(wake);
+      this.#returnWaiters.set(key, waiters);
+    });
   }
 
   /** Registers or renews the holder; one renewal at a time. */

@@ -6,6 +6,8 @@ import { GroupCommit } from './group-commit.ts';
 
 /** Sent by a refused grant while other holders keep unused slices of that actor's day: `<actor> <day>`. */
 export const recallChannel = 'gateway_budget_recall';
+/** Sent once slices given back on a recall are committed: `<actor> <day>`. */
+export const returnedChannel = 'gateway_budget_returned';
 
 export interface LedgerEntry {
   actor: string;
@@ -32,7 +34,8 @@ export interface LeaseKey {
 }
 
 export type GrantOutcome =
-  | { granted: bigint; spentUnits: bigint; limitUnits: bigint; holderLost: false }
+  /** `recalled`: refused while other holders had slices of the day, which were asked back. */
+  | { granted: bigint; spentUnits: bigint; limitUnits: bigint; holderLost: false; recalled: boolean }
   /** The holder's heartbeat had lapsed: nothing granted; it must register again under a new id. */
   | { holderLost: true };
 
@@ -44,7 +47,7 @@ export type GrantOutcome =
 type Op =
   | (LeaseKey & { op: 'grant'; need: bigint; want: bigint; recall: boolean })
   | (LeaseKey & { op: 'book'; take: bigint; entry: LedgerEntry })
-  | (LeaseKey & { op: 'return'; take: bigint });
+  | (LeaseKey & { op: 'return'; take: bigint; announce: boolean });
 
 export interface BudgetOptions {
   defaultCapUnits: bigint;
@@ -93,9 +96,9 @@ export class BudgetRepository {
     await this.#ops.submit({ op: 'book', ...key, take, entry });
   }
 
-  /** Gives part of a lease back to the actor's day. */
-  async giveBack(key: LeaseKey, take: bigint): Promise<void> {
-    await this.#ops.submit({ op: 'return', ...key, take });
+  /** Gives part of a lease back to the actor's day; `announce` tells the instances waiting for it (a recall). */
+  async giveBack(key: LeaseKey, take: bigint, announce: boolean): Promise<void> {
+    await this.#ops.submit({ op: 'return', ...key, take, announce });
   }
 
   /** Resolves once every op submitted so far is committed: a non-streaming answer leaves before its booking commits. */
@@ -128,7 +131,7 @@ export class BudgetRepository {
     const rows = ops.map((op, i) => {
       const base = { i, op: op.op, holder: op.holder, actor: op.actor, day: op.day };
       if (op.op === 'grant') return { ...base, need: op.need.toString(), want: op.want.toString(), recall: op.recall };
-      if (op.op === 'return') return { ...base, take: op.take.toString(), cost: '0', debit: false };
+      if (op.op === 'return') return { ...base, take: op.take.toString(), cost: '0', debit: false, announce: op.announce };
       const entry = op.entry;
       return {
         ...base,
@@ -153,14 +156,16 @@ export class BudgetRepository {
     const hasGrants = ops.some((op) => op.op === 'grant');
     const hasMoves = !hasGrants || ops.some((op) => op.op !== 'grant');
     const { defaultCapUnits, asyncCommit, lockRows } = this.#options;
-    const result = await sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean }>`
-      select op_index, spent, cap, granted, holder_lost
+    const result = await sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean; recalled: boolean }>`
+      select op_index, spent, cap, granted, holder_lost, recalled
       from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`.execute(
       this.#db,
     );
     const outcomes: Array<GrantOutcome | undefined> = new Array(ops.length);
     for (const row of result.rows)
-      outcomes[row.op_index] = row.holder_lost ? { holderLost: true } : { granted: row.granted, spentUnits: row.spent, limitUnits: row.cap, holderLost: false };
+      outcomes[row.op_index] = row.holder_lost
+        ? { holderLost: true }
+        : { granted: row.granted, spentUnits: row.spent, limitUnits: row.cap, holderLost: false, recalled: row.recalled };
     return outcomes;
   }
 }
