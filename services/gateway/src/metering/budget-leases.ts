@@ -1,7 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
-import { uuidv7 } from '@platform/kit/ids';
 import type { Logger } from 'pino';
 import type { BudgetRepository, GrantOutcome, LedgerEntry } from './budget.repository.ts';
+import { LeaseHolder, RecallWaits } from './lease-holder.ts';
 
 export interface LeaseSettings {
   /** A holder that has not renewed for this long is gone, and its leases go back to their days. */
@@ -42,11 +42,7 @@ export interface LeasedReservation {
   readonly units: bigint;
 }
 
-/**
- * How long a refused call waits for the instances it recalled budget from before asking once more. A bound on
- * another process's answer, like a network timeout, so it is wall time and not the injected clock: leases and days
- * are business time; this only decides when to stop waiting for a NOTIFY.
- */
+/** How long a refused call waits for the slices it recalled from other instances before asking once more. */
 const recallWaitMs = 100;
 
 export type LeaseOutcome =
@@ -60,8 +56,8 @@ export type LeaseOutcome =
  * bookings shrink it, and what is left goes back when the actor goes quiet here, when another instance is refused
  * (recall), when the cap changes, at shutdown, and (a crash) when this holder's heartbeat lapses.
  *
- * The holder renews itself every third of the TTL and reserves from slices only while its last renewal is recent
- * (sent less than five sixths of the TTL ago), so it stops using a lease before anyone may reclaim it.
+ * Slices count only while this instance's holder is valid (`lease-holder.ts`), so it stops using a lease before
+ * anyone may reclaim it.
  */
 export class BudgetLeases {
   readonly #repository: BudgetRepository;
@@ -69,18 +65,15 @@ export class BudgetLeases {
   readonly #logger: Logger;
   readonly #settings: LeaseSettings;
   readonly #slices = new Map<string, Slice>();
-  #holder = uuidv7();
-  #registered = false;
-  #validUntil = 0;
-  #renewing: Promise<void> | undefined;
-  /** Calls waiting for slices recalled from other instances, by actor-day. */
-  readonly #returnWaiters = new Map<string, Array<() => void>>();
+  readonly #holder: LeaseHolder;
+  readonly #recallWaits = new RecallWaits(recallWaitMs);
 
   constructor(args: { repository: BudgetRepository; clock: Clock; logger: Logger; settings: LeaseSettings }) {
     this.#repository = args.repository;
     this.#clock = args.clock;
     this.#logger = args.logger;
     this.#settings = args.settings;
+    this.#holder = new LeaseHolder({ ...args, ttlMs: args.settings.ttlMs, onLapse: () => this.#dropSlices() });
   }
 
   /** Reserves `units` for a call of `actor` on `day`: in memory when the slice has room, else through a grant. */
@@ -89,8 +82,8 @@ export class BudgetLeases {
     for (;;) {
       // Looked up on every turn: an idle slice may have been given back and forgotten while this call waited.
       const slice = this.#sliceOf(actor, day);
-      if (this.#clock.now().getTime() >= this.#validUntil) {
-        await this.#renew();
+      if (!this.#holder.valid()) {
+        await this.#holder.renew();
         continue;
       }
       if (slice.usable && slice.held - slice.inFlight >= units) return this.#take(slice, units);
@@ -103,7 +96,7 @@ export class BudgetLeases {
       if (outcome === 'recalled') {
         // Refused while other instances held slices of this day; they were asked for them: wait, then ask once more.
         recalled = true;
-        await this.#returned(actor, day);
+        await this.#recallWaits.wait(sliceKey(actor, day));
         continue;
       }
       if (outcome === 'retry') continue;
@@ -117,7 +110,7 @@ export class BudgetLeases {
     const cost = entry.costUnits;
     slice.inFlight -= units;
     // A reservation made under a holder that has since lapsed has no lease left to take from: its cost is only spent.
-    const take = holder === this.#holder ? (cost < slice.held ? cost : slice.held) : 0n;
+    const take = holder === this.#holder.id ? (cost < slice.held ? cost : slice.held) : 0n;
     slice.held -= take;
     slice.ownBooked += cost;
     slice.spentView += cost;
@@ -148,9 +141,7 @@ export class BudgetLeases {
 
   /** Slices recalled for this actor's day were given back (by any instance): the calls waiting for them ask again. */
   returned(actor: string, day: string): void {
-    const key = sliceKey(actor, day);
-    for (const wake of this.#returnWaiters.get(key) ?? []) wake();
-    this.#returnWaiters.delete(key);
+    this.#recallWaits.wake(sliceKey(actor, day));
   }
 
   /**
@@ -158,8 +149,8 @@ export class BudgetLeases {
    * the slices of actors with no call here for `idleMs` (the whole slice once nothing is in flight).
    */
   async maintain(idleMs = this.#settings.ttlMs): Promise<void> {
-    if (!this.#registered) return;
-    await this.#renew();
+    if (!this.#holder.registered) return;
+    await this.#holder.renew();
     const reclaimed = await this.#repository.reclaimOrphans();
     if (reclaimed > 0) this.#logger.info({ leases: reclaimed }, 'budget leases of ended gateway instances given back');
     this.returnIdle(idleMs);
@@ -186,11 +177,8 @@ export class BudgetLeases {
 
   /** At shutdown, once no call is in flight and every booking is committed: end the holder, its leases go back. */
   async retire(): Promise<void> {
-    if (!this.#registered) return;
-    this.#registered = false;
-    this.#validUntil = 0;
     this.#slices.clear();
-    await this.#repository.retire(this.#holder);
+    await this.#holder.retire();
   }
 
   #take(slice: Slice, units: bigint): LeaseOutcome {
@@ -199,7 +187,7 @@ export class BudgetLeases {
     const free = slice.held - slice.inFlight;
     // Below half a slice, top it up behind the call, so the next calls still find room without waiting.
     if (!slice.nearCap && !slice.growing && free * 2n < this.#extra(units)) void this.#topUp(slice, this.#extra(units));
-    return { accepted: true, reservation: { slice, holder: this.#holder, units }, spentBeforeUnits: slice.spentView, limitUnits: slice.limit };
+    return { accepted: true, reservation: { slice, holder: this.#holder.id, units }, spentBeforeUnits: slice.spentView, limitUnits: slice.limit };
   }
 
   /**
@@ -227,7 +215,7 @@ export class BudgetLeases {
     const outcome = await this.#grant(slice, need, need + this.#extra(units), { foreground: true, recall });
     // The holder lapsed, its renewal grew old while the grant was out, or the cap changed meanwhile (the grant may
     // have read the old one): renew, or ask again, before counting on it.
-    const stale = slice.capChanges !== capChanges || this.#clock.now().getTime() >= this.#validUntil;
+    const stale = slice.capChanges !== capChanges || !this.#holder.valid();
     if (outcome === undefined || outcome.holderLost || stale) {
       slice.inFlight -= free;
       return 'retry';
@@ -241,7 +229,7 @@ export class BudgetLeases {
     slice.nearCap = false;
     slice.inFlight += need;
     slice.lastCallAt = this.#clock.now().getTime();
-    return { accepted: true, reservation: { slice, holder: this.#holder, units }, spentBeforeUnits: slice.spentView, limitUnits: slice.limit };
+    return { accepted: true, reservation: { slice, holder: this.#holder.id, units }, spentBeforeUnits: slice.spentView, limitUnits: slice.limit };
   }
 
   async #topUp(slice: Slice, want: bigint): Promise<void> {
@@ -257,7 +245,7 @@ export class BudgetLeases {
    * the lapse reclaimed that lease, so it must not count here. Undefined: the holder lapsed, renew and try again.
    */
   async #grant(slice: Slice, need: bigint, want: bigint, mode: { foreground: boolean; recall: boolean }): Promise<GrantOutcome | undefined> {
-    const holder = this.#holder;
+    const holder = this.#holder.id;
     const bookedBefore = slice.ownBooked;
     let settled!: () => void;
     slice.growing = new Promise<void>((resolve) => {
@@ -266,10 +254,10 @@ export class BudgetLeases {
     try {
       const outcome = await this.#repository.grant({ holder, actor: slice.actor, day: slice.day }, need, want, mode.recall);
       if (outcome.holderLost) {
-        if (holder === this.#holder) this.#lapse();
+        if (holder === this.#holder.id) this.#holder.lapse();
         return undefined;
       }
-      if (holder !== this.#holder) return undefined;
+      if (holder !== this.#holder.id) return undefined;
       slice.held += outcome.granted;
       slice.spentView = outcome.spentUnits + (slice.ownBooked - bookedBefore);
       slice.limit = outcome.limitUnits;
@@ -288,60 +276,12 @@ export class BudgetLeases {
     if (free <= 0n) return;
     slice.held -= free;
     void this.#repository
-      .giveBack({ holder: this.#holder, actor: slice.actor, day: slice.day }, free, announce)
+      .giveBack({ holder: this.#holder.id, actor: slice.actor, day: slice.day }, free, announce)
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not give a budget slice back; it returns when this instance stops'));
   }
 
-  /** Resolves when recalled slices of the actor's day come back, or after `recallWaitMs`, whichever is first. */
-  #returned(actor: string, day: string): Promise<void> {
-    const key = sliceKey(actor, day);
-    return new Promise<void>((resolve) => {
-      const waiters = this.#returnWaiters.get(key) ?? [];
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        const left = (this.#returnWaiters.get(key) ?? []).filter((other) => other !== wake);
-        if (left.length > 0) this.#returnWaiters.set(key, left);
-        else this.#returnWaiters.delete(key);
-        resolve();
-      }, recallWaitMs);
-      timer.unref();
-      waiters.push(wake);
-      this.#returnWaiters.set(key, waiters);
-    });
-  }
-
-  /** Registers or renews the holder; one renewal at a time. */
-  #renew(): Promise<void> {
-    this.#renewing ??= this.#renewOnce().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
-  }
-
-  async #renewOnce(): Promise<void> {
-    const { ttlMs } = this.#settings;
-    const sentAt = this.#clock.now().getTime();
-    const alive = await this.#repository.heartbeat(this.#holder, !this.#registered, ttlMs);
-    if (!alive) {
-      this.#lapse();
-      return;
-    }
-    this.#registered = true;
-    this.#validUntil = sentAt + (ttlMs * 5) / 6;
-  }
-
-  /**
-   * This holder's heartbeat lapsed (the process stalled, or the database was out of reach, for a whole TTL): its
-   * leases are reclaimable, so none of them counts any more. A new holder id registers on the next reservation.
-   */
-  #lapse(): void {
-    this.#logger.warn({ holder: this.#holder }, 'budget lease holder lapsed: its slices are dropped and a new holder registers');
-    this.#holder = uuidv7();
-    this.#registered = false;
-    this.#validUntil = 0;
+  /** The holder lapsed: the leases it had are reclaimable, so no slice counts on them any more. */
+  #dropSlices(): void {
     for (const slice of this.#slices.values()) {
       slice.held = 0n;
       slice.usable = false;
