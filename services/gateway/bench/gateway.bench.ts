@@ -14,11 +14,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openDatabase } from '@platform/kit/db/open-database';
 import { defaultModelIds } from '@platform/kit/model-labels';
 import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
+import { silentLogger } from '@platform/testkit/databases';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
+import type { GatewaySchema } from '../src/db/schema.ts';
 import { type EngineResult, errorCount, ms, printReport, type Usage } from './bench-report.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
 import { type CallRun, type LoadProcess, startLoadProcess, type Target } from './load-process.ts';
@@ -57,18 +60,23 @@ try {
   upstream = await startUpstreamProcess(upstreamSettings);
   load = await startLoadProcess();
   db = await createTempDatabase(adminUrl);
-  results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { databaseUrl: db.url, full: true }));
+  results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { database: { url: db.url, schema: 'gateway' }, full: true }));
   if (variants.includes('async')) {
     const syncDb = await createTempDatabase(adminUrl);
     try {
       const label = 'PostgreSQL, GATEWAY_ASYNC_COMMIT=true';
-      results.push(await runEngine(label, { DATABASE_URL: syncDb.url, GATEWAY_ASYNC_COMMIT: 'true' }, { databaseUrl: syncDb.url, full: false }));
+      results.push(
+        await runEngine(label, { DATABASE_URL: syncDb.url, GATEWAY_ASYNC_COMMIT: 'true' }, { database: { url: syncDb.url, schema: 'gateway' }, full: false }),
+      );
     } finally {
       await sleep(100);
       await syncDb.drop();
     }
   }
-  if (variants.includes('pglite')) results.push(await runEngine('PGlite', { DATA_DIR: path.join(dataDir, 'pglite') }, { databaseUrl: undefined, full: false }));
+  if (variants.includes('pglite')) {
+    const pgliteDir = path.join(dataDir, 'pglite');
+    results.push(await runEngine('PGlite', { DATA_DIR: pgliteDir }, { database: { dataDir: pgliteDir }, full: false }));
+  }
   printReport(results, {
     machine,
     postgres: postgresDescription,
@@ -90,9 +98,10 @@ try {
 async function runEngine(
   engine: string,
   databaseEnv: Record<string, string>,
-  options: { databaseUrl: string | undefined; full: boolean },
+  /** Where the gateway keeps its data: the ledger is counted there once it has stopped. */
+  options: { database: { url?: string; schema?: string; dataDir?: string }; full: boolean },
 ): Promise<EngineResult> {
-  const { databaseUrl, full } = options;
+  const { full } = options;
   const up = upstream as UpstreamProcess;
   const gen = load as LoadProcess;
   gateway = await startGatewayProcess(
@@ -151,12 +160,10 @@ async function runEngine(
   }
   await gateway.ask('stop');
   await gateway.exited;
-  if (databaseUrl) {
-    const served = fixed.gateway.ok + max.reduce((sum, m) => sum + m.run.ok, 0) + (streams?.gateway.streams ?? 0);
-    const rows = await ledgerRows(databaseUrl);
-    // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
-    console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
-  }
+  const served = fixed.gateway.ok + max.reduce((sum, m) => sum + m.run.ok, 0) + (streams?.gateway.streams ?? 0);
+  const rows = await ledgerRows(options.database);
+  // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
+  console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
   return { engine, fixed, serial, max, directMax, ...(streams ? { streams } : {}) };
 }
 
@@ -192,6 +199,16 @@ function describePostgres(url: string): Promise<string> {
   });
 }
 
-function ledgerRows(url: string): Promise<number> {
-  return withClient(url, async (client) => (await client.query<{ n: number }>('select count(*)::int as n from gateway.ledger')).rows[0]?.n ?? 0);
+/** The gateway's ledger rows, read as the gateway reads its database (PostgreSQL schema, or the PGlite folder). */
+async function ledgerRows(where: { url?: string; schema?: string; dataDir?: string }): Promise<number> {
+  const database = await openDatabase<GatewaySchema>({ ...where, logger: silentLogger });
+  try {
+    const row = await database.db
+      .selectFrom('ledger')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  } finally {
+    await database.close();
+  }
 }
