@@ -7,56 +7,47 @@
  *   BENCH_DATABASE_URL  admin URL (default postgres://postgres@127.0.0.1:5432/postgres); a temp database is made beside it
  *   BENCH_SECONDS       length of each measured run (default 10)
  *   BENCH_CONCURRENCY   calls in flight for the throughput runs (default 32,64,128,256)
- *   BENCH_VARIANTS      also run these shorter variants (default sync,pglite): PostgreSQL with GATEWAY_ASYNC_COMMIT=true, PGlite
+ *   BENCH_VARIANTS      also run these shorter variants (default async,pglite): PostgreSQL with GATEWAY_ASYNC_COMMIT=true, PGlite
  *   BENCH_PROFILE       a folder: the gateway runs with --cpu-prof and writes its .cpuprofile there on stop
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openDatabase } from '@platform/kit/db/open-database';
 import { defaultModelIds } from '@platform/kit/model-labels';
 import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
+import { silentLogger } from '@platform/testkit/databases';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
+import type { GatewaySchema } from '../src/db/schema.ts';
+import { type EngineResult, errorCount, ms, printReport, type Usage } from './bench-report.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
-import { type CallRun, type LoadProcess, type StreamRun, startLoadProcess, type Target } from './load-process.ts';
+import { type CallRun, type LoadProcess, startLoadProcess, type Target } from './load-process.ts';
 import { startUpstreamProcess, type UpstreamProcess } from './upstream-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '32,64,128,256').split(',').map(Number);
-const variants = (process.env.BENCH_VARIANTS ?? 'sync,pglite').split(',');
+const variants = (process.env.BENCH_VARIANTS ?? 'async,pglite').split(',');
 const profileDir = process.env.BENCH_PROFILE;
 const fixedRate = 1_000;
 const actorCount = 1_000;
 const streamCount = 300;
 const streamConcurrency = 30;
 const upstreamSettings = { chunks: 20, chunkIntervalMs: 5 };
-const targets = { addedP50Ms: 1, addedP99Ms: 5, meteredPerSecond: 3_000, chunkAddedMs: 1 };
+/** Issue 18's targets: the added latency with durable bookings on PostgreSQL, and PGlite's throughput (npm start's default). */
+const targets = { addedP50Ms: 1, addedP99Ms: 5, ttfbAddedP50Ms: 1, meteredPerSecond: 3_000, pgliteMeteredPerSecond: 2_000, chunkAddedMs: 1 };
 const token = 'bench-gateway-token';
 const messages = [{ role: 'user', content: 'Say hello in five words.' }];
 const body = JSON.stringify({ model: defaultModelIds.M1, messages, max_tokens: 16 });
 const streamBody = JSON.stringify({ model: defaultModelIds.M1, messages, max_tokens: 16, stream: true });
 
-interface Cores {
-  gateway: number;
-  postgres: number;
-  machine: number;
-}
-interface EngineResult {
-  engine: string;
-  fixed: { direct: CallRun; gateway: CallRun };
-  /** One call at a time (closed loop of 1): the added latency with no queueing anywhere. */
-  serial: { direct: CallRun; gateway: CallRun };
-  max: Array<{ concurrency: number; run: CallRun; cores: Cores }>;
-  directMax: CallRun;
-  streams?: { direct: StreamRun; gateway: StreamRun };
-}
-
 const cpus = os.cpus();
-await benchPreamble('gateway');
-console.log(`postgres: ${await describePostgres(adminUrl)}`);
+const machine = await benchPreamble('gateway');
+const postgresDescription = await describePostgres(adminUrl);
+console.log(`postgres: ${postgresDescription}`);
 
 let upstream: UpstreamProcess | undefined;
 let load: LoadProcess | undefined;
@@ -69,19 +60,31 @@ try {
   upstream = await startUpstreamProcess(upstreamSettings);
   load = await startLoadProcess();
   db = await createTempDatabase(adminUrl);
-  results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { databaseUrl: db.url, full: true }));
-  if (variants.includes('sync')) {
+  results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { database: { url: db.url, schema: 'gateway' }, full: true }));
+  if (variants.includes('async')) {
     const syncDb = await createTempDatabase(adminUrl);
     try {
       const label = 'PostgreSQL, GATEWAY_ASYNC_COMMIT=true';
-      results.push(await runEngine(label, { DATABASE_URL: syncDb.url, GATEWAY_ASYNC_COMMIT: 'true' }, { databaseUrl: syncDb.url, full: false }));
+      results.push(
+        await runEngine(label, { DATABASE_URL: syncDb.url, GATEWAY_ASYNC_COMMIT: 'true' }, { database: { url: syncDb.url, schema: 'gateway' }, full: false }),
+      );
     } finally {
       await sleep(100);
       await syncDb.drop();
     }
   }
-  if (variants.includes('pglite')) results.push(await runEngine('PGlite', { DATA_DIR: path.join(dataDir, 'pglite') }, { databaseUrl: undefined, full: false }));
-  printTables(results);
+  if (variants.includes('pglite')) {
+    const pgliteDir = path.join(dataDir, 'pglite');
+    results.push(await runEngine('PGlite', { DATA_DIR: pgliteDir }, { database: { dataDir: pgliteDir }, full: false }));
+  }
+  printReport(results, {
+    machine,
+    postgres: postgresDescription,
+    cores: cpus.length,
+    fixedRate,
+    streams: { count: streamCount, concurrency: streamConcurrency, ...upstreamSettings },
+    targets,
+  });
 } finally {
   load?.kill();
   gateway?.kill();
@@ -95,9 +98,10 @@ try {
 async function runEngine(
   engine: string,
   databaseEnv: Record<string, string>,
-  options: { databaseUrl: string | undefined; full: boolean },
+  /** Where the gateway keeps its data: the ledger is counted there once it has stopped. */
+  options: { database: { url?: string; schema?: string; dataDir?: string }; full: boolean },
 ): Promise<EngineResult> {
-  const { databaseUrl, full } = options;
+  const { full } = options;
   const up = upstream as UpstreamProcess;
   const gen = load as LoadProcess;
   gateway = await startGatewayProcess(
@@ -156,16 +160,14 @@ async function runEngine(
   }
   await gateway.ask('stop');
   await gateway.exited;
-  if (databaseUrl) {
-    const served = fixed.gateway.ok + max.reduce((sum, m) => sum + m.run.ok, 0) + (streams?.gateway.streams ?? 0);
-    const rows = await ledgerRows(databaseUrl);
-    // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
-    console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
-  }
+  const served = fixed.gateway.ok + max.reduce((sum, m) => sum + m.run.ok, 0) + (streams?.gateway.streams ?? 0);
+  const rows = await ledgerRows(options.database);
+  // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
+  console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
   return { engine, fixed, serial, max, directMax, ...(streams ? { streams } : {}) };
 }
 
-async function measure(work: () => Promise<CallRun>): Promise<{ run: CallRun; cores: Cores }> {
+async function measure(work: () => Promise<CallRun>): Promise<{ run: CallRun; usage: Usage }> {
   const gw = gateway as GatewayProcess;
   const before = await gw.ask('cpu');
   const from = cpuSnapshot();
@@ -174,104 +176,10 @@ async function measure(work: () => Promise<CallRun>): Promise<{ run: CallRun; co
   const after = await gw.ask('cpu');
   const wallMs = (to?.at ?? 0) - (from?.at ?? 0);
   const { machine, postgres } = cpuBetween(from, to);
-  const gatewayCores = wallMs > 0 ? (after.user + after.system - before.user - before.system) / 1000 / wallMs : Number.NaN;
-  return { run, cores: { gateway: gatewayCores, postgres, machine } };
-}
-
-function printTables(all: EngineResult[]): void {
-  console.log(`\nnon-streaming calls at a fixed ${fixedRate}/s (open loop, latency from each call's due time to its last byte), ms`);
-  console.log('| database | direct p50 | direct p99 | gateway p50 | gateway p99 | added p50 | added p99 | errors |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const r of all) {
-    const { direct, gateway: through } = r.fixed;
-    console.log(
-      `| ${r.engine} | ${ms(direct.latencies.p50)} | ${ms(direct.latencies.p99)} | ${ms(through.latencies.p50)} | ${ms(through.latencies.p99)} | ` +
-        `**${ms(through.latencies.p50 - direct.latencies.p50)}** | **${ms(through.latencies.p99 - direct.latencies.p99)}** | ${errorCount(through)} |`,
-    );
-  }
-  console.log('\none call at a time (closed loop of 1, 3 s), ms');
-  console.log('| database | direct p50 | direct p99 | gateway p50 | gateway p99 | added p50 | added p99 |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const r of all) {
-    const { direct, gateway: through } = r.serial;
-    console.log(
-      `| ${r.engine} | ${ms(direct.latencies.p50)} | ${ms(direct.latencies.p99)} | ${ms(through.latencies.p50)} | ${ms(through.latencies.p99)} | ` +
-        `${ms(through.latencies.p50 - direct.latencies.p50)} | ${ms(through.latencies.p99 - direct.latencies.p99)} |`,
-    );
-  }
-  console.log(`\nmost metered calls per second (closed loop; CPU in cores of ${cpus.length})`);
-  console.log('| database | in flight | calls/s | vs direct | p50 ms | p99 ms | errors | CPU gateway | CPU postgres | CPU machine |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const r of all) {
-    for (const m of r.max)
-      console.log(
-        `| ${r.engine} | ${m.concurrency} | ${Math.round(m.run.perSecond)} | ${(m.run.perSecond / r.directMax.perSecond).toFixed(2)}x | ${ms(m.run.latencies.p50)} | ${ms(m.run.latencies.p99)} | ` +
-          `${errorCount(m.run)} | ${cores(m.cores.gateway)} | ${cores(m.cores.postgres)} | ${cores(m.cores.machine)} |`,
-      );
-    const best = r.max.reduce((a, b) => (b.run.perSecond > a.run.perSecond ? b : a));
-    console.log(
-      `| ${r.engine}: upstream direct, same client | ${best.concurrency} | ${Math.round(r.directMax.perSecond)} | 1.00x | ${ms(r.directMax.latencies.p50)} | ${ms(r.directMax.latencies.p99)} | ${errorCount(r.directMax)} | – | – | – |`,
-    );
-  }
-  const streamed = all.find((r) => r.streams);
-  if (streamed?.streams) {
-    const { direct, gateway: through } = streamed.streams;
-    console.log(
-      `\nstreams (${streamCount}, ${streamConcurrency} at a time; ${upstreamSettings.chunks} chunks ${upstreamSettings.chunkIntervalMs} ms apart; ${streamed.engine}), ms`,
-    );
-    console.log('| measure | direct p50 | direct p99 | gateway p50 | gateway p99 | added p50 | added p99 |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    console.log(
-      `| time to first byte | ${ms(direct.ttfb.p50)} | ${ms(direct.ttfb.p99)} | ${ms(through.ttfb.p50)} | ${ms(through.ttfb.p99)} | **${ms(through.ttfb.p50 - direct.ttfb.p50)}** | **${ms(through.ttfb.p99 - direct.ttfb.p99)}** |`,
-    );
-    console.log(
-      `| chunk delay (upstream write → client read) | ${ms(direct.chunkDelay.p50)} | ${ms(direct.chunkDelay.p99)} | ${ms(through.chunkDelay.p50)} | ${ms(through.chunkDelay.p99)} | ` +
-        `**${ms(through.chunkDelay.p50 - direct.chunkDelay.p50)}** | **${ms(through.chunkDelay.p99 - direct.chunkDelay.p99)}** |`,
-    );
-    console.log(`stream errors: direct ${direct.errors}, gateway ${through.errors}`);
-  }
-  const postgres = all.find((r) => r.engine === 'PostgreSQL');
-  if (!postgres) return;
-  const addedP50 = postgres.fixed.gateway.latencies.p50 - postgres.fixed.direct.latencies.p50;
-  const addedP99 = postgres.fixed.gateway.latencies.p99 - postgres.fixed.direct.latencies.p99;
-  const best = Math.max(...postgres.max.map((m) => m.run.perSecond));
-  console.log('\ntargets (PostgreSQL):');
-  verdict(
-    `added p50 < ${targets.addedP50Ms} ms at ${fixedRate}/s`,
-    `${ms(addedP50)} ms`,
-    addedP50 < targets.addedP50Ms && errorCount(postgres.fixed.gateway) === 0,
-  );
-  verdict(
-    `added p99 < ${targets.addedP99Ms} ms at ${fixedRate}/s`,
-    `${ms(addedP99)} ms`,
-    addedP99 < targets.addedP99Ms && errorCount(postgres.fixed.gateway) === 0,
-  );
-  verdict(`>= ${targets.meteredPerSecond} metered calls/s`, `${Math.round(best)} calls/s`, best >= targets.meteredPerSecond);
-  if (postgres.streams) {
-    const added = postgres.streams.gateway.chunkDelay.p50 - postgres.streams.direct.chunkDelay.p50;
-    const added99 = postgres.streams.gateway.chunkDelay.p99 - postgres.streams.direct.chunkDelay.p99;
-    verdict(
-      `chunks forwarded within ${targets.chunkAddedMs} ms of arrival`,
-      `added p50 ${ms(added)} ms, p99 ${ms(added99)} ms`,
-      added99 < targets.chunkAddedMs,
-    );
-  }
-}
-
-function verdict(target: string, measured: string, met: boolean): void {
-  console.log(`  ${met ? 'met    ' : 'NOT met'}  ${target}: ${measured}`);
-}
-
-function errorCount(run: CallRun): number {
-  return Object.values(run.errors).reduce((sum, n) => sum + n, 0);
-}
-
-function ms(value: number): string {
-  return Number.isNaN(value) ? '–' : value.toFixed(2);
-}
-
-function cores(value: number): string {
-  return Number.isNaN(value) ? '–' : value.toFixed(2);
+  const gatewayMs = (after.user + after.system - before.user - before.system) / 1000;
+  const calls = run.ok + errorCount(run);
+  const gatewayCores = wallMs > 0 ? gatewayMs / wallMs : Number.NaN;
+  return { run, usage: { gateway: gatewayCores, postgres, machine, gatewayMicrosPerCall: calls > 0 ? (gatewayMs * 1000) / calls : Number.NaN } };
 }
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -291,6 +199,16 @@ function describePostgres(url: string): Promise<string> {
   });
 }
 
-function ledgerRows(url: string): Promise<number> {
-  return withClient(url, async (client) => (await client.query<{ n: number }>('select count(*)::int as n from gateway.ledger')).rows[0]?.n ?? 0);
+/** The gateway's ledger rows, read as the gateway reads its database (PostgreSQL schema, or the PGlite folder). */
+async function ledgerRows(where: { url?: string; schema?: string; dataDir?: string }): Promise<number> {
+  const database = await openDatabase<GatewaySchema>({ ...where, logger: silentLogger });
+  try {
+    const row = await database.db
+      .selectFrom('ledger')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  } finally {
+    await database.close();
+  }
 }

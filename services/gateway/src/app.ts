@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import type { FastifyInstance } from 'fastify';
@@ -11,10 +12,11 @@ import type { GatewaySchema } from './db/schema.ts';
 import { requireGatewayAuth } from './http/gateway-auth.ts';
 import { installKillSwitch } from './http/kill-switch.ts';
 import { installOpenAiErrors } from './http/openai-errors.ts';
-import { BudgetRepository } from './metering/budget.repository.ts';
+import { BudgetRepository, recallChannel, returnedChannel } from './metering/budget.repository.ts';
+import { BudgetLeases } from './metering/budget-leases.ts';
 import { Meter } from './metering/meter.ts';
 import { ModelPolicy } from './models/model-policy.ts';
-import { OperatorRepository } from './operator/operator.repository.ts';
+import { capsChannel, OperatorRepository } from './operator/operator.repository.ts';
 import type { RateCardBook } from './rate-cards/rate-card-book.ts';
 import { registerGatewayRoutes } from './routes/index.ts';
 import type { DrainSlots } from './streaming/drain-slots.ts';
@@ -23,16 +25,25 @@ import { UpstreamClient } from './upstream/upstream-client.ts';
 export const serviceName = 'gateway';
 export const serviceVersion = '0.1.0';
 
-/** Resolves once every reservation and booking submitted so far is committed (tests read the database after it). */
-export function bookingsFlushed(app: FastifyInstance): Promise<void> {
-  return app.getDecorator<() => Promise<void>>(flushedDecorator)();
+/**
+ * Gives back every unused budget slice, as the gateway does once an actor goes quiet, and resolves once every grant,
+ * booking and return submitted so far is committed (tests and operators read the database after it).
+ */
+export function meteringSettled(app: FastifyInstance): Promise<void> {
+  return app.getDecorator<() => Promise<void>>(settledDecorator)();
 }
 
-const flushedDecorator = 'gatewayBookingsFlushed';
+const settledDecorator = 'gatewayMeteringSettled';
+
+type Listen = (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
 
 export interface AppDeps {
   db: Kysely<GatewaySchema>;
+  /** PGlite is one connection: batches queue for it anyway, and need no row-lock ordering. */
+  databaseKind: Database<GatewaySchema>['kind'];
   ping: () => Promise<boolean>;
+  /** The database's LISTEN: cap changes and budget recalls from other instances arrive through it. */
+  listen: Listen;
   clock: Clock;
   logger: Logger;
   settings: GatewaySettings;
@@ -59,9 +70,25 @@ export function buildApp(deps: AppDeps) {
       })
     : undefined;
   if (!upstream) logger.warn('GATEWAY_UPSTREAM_URL is not set: chat and embedding calls will get 503 until it is');
-  const budget = new BudgetRepository(db, clock, { defaultCapUnits: settings.defaultDailyCapUnits, asyncCommit: settings.asyncCommit });
-  const meter = new Meter({ repository: budget, clock, logger });
-  app.decorate(flushedDecorator, () => budget.flushed());
+  const oneConnection = deps.databaseKind === 'pglite';
+  const budget = new BudgetRepository(db, clock, {
+    defaultCapUnits: settings.defaultDailyCapUnits,
+    asyncCommit: settings.asyncCommit,
+    lockRows: !oneConnection,
+    maxInFlight: oneConnection ? 1 : 4,
+  });
+  const leases = new BudgetLeases({
+    repository: budget,
+    clock,
+    logger,
+    settings: { ttlMs: settings.leaseTtlMs, sliceCalls: settings.leaseSliceCalls },
+  });
+  const meter = new Meter({ leases, clock, logger });
+  app.decorate(settledDecorator, () => {
+    leases.returnIdle(0);
+    return budget.flushed();
+  });
+  followBudgetSignals(app, leases, deps.listen);
   const calls = new GatewayCalls({ settings, policy, book: deps.book, meter, upstream, drains: deps.drains, clock, logger });
   const unpriced = policy.reachableModels().filter((model) => !deps.book.current().prices.has(model));
   if (unpriced.length > 0) logger.warn({ models: unpriced }, 'free-tier models the newest rate card does not price: calls to them get 400 model_not_priced');
@@ -74,6 +101,7 @@ export function buildApp(deps: AppDeps) {
       registerGatewayRoutes(scope, {
         calls,
         operator: new OperatorRepository(db, clock),
+        capChanged: (actor) => leases.capChanged(actor),
         book: deps.book,
         policy,
         defaultCapUnits: settings.defaultDailyCapUnits,
@@ -91,6 +119,43 @@ export function buildApp(deps: AppDeps) {
   app.addHook('onClose', async () => {
     await calls.idle();
     upstream?.close();
+    // Every booking lands first, then the holder ends and whatever its slices still hold goes back to the days.
+    await budget.flushed();
+    await leases.retire().catch((error: unknown) => logger.warn({ err: error }, 'could not give the budget leases back; they return when they expire'));
   });
   return app;
+}
+
+/**
+ * Cap changes (this instance's admin routes, or another's through NOTIFY; a reconnect's empty payload means any
+ * actor) and recalls from instances that were refused reach the slices; the housekeeping runs until close.
+ */
+function followBudgetSignals(app: FastifyInstance, leases: BudgetLeases, listen: Listen): void {
+  const stopHousekeeping = new AbortController();
+  const unlisten: Array<() => Promise<void>> = [];
+  app.addHook('onReady', async () => {
+    unlisten.push(await listen(capsChannel, (actor) => leases.capChanged(actor === '' ? undefined : actor)));
+    // Their payload is `<actor> <day>`; a DID has no spaces, the day none either.
+    const onActorDay = (handle: (actor: string, day: string) => void) => (payload: string) => {
+      const split = payload.lastIndexOf(' ');
+      if (split > 0) handle(payload.slice(0, split), payload.slice(split + 1));
+    };
+    unlisten.push(
+      await listen(
+        recallChannel,
+        onActorDay((actor, day) => leases.recall(actor, day)),
+      ),
+    );
+    unlisten.push(
+      await listen(
+        returnedChannel,
+        onActorDay((actor, day) => leases.returned(actor, day)),
+      ),
+    );
+    void leases.runHousekeeping(stopHousekeeping.signal);
+  });
+  app.addHook('onClose', async () => {
+    stopHousekeeping.abort();
+    for (const stop of unlisten.splice(0)) await stop();
+  });
 }

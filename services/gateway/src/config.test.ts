@@ -47,6 +47,21 @@ describe('gateway settings', () => {
       );
   });
 
+  test('budget leases: a TTL of 3 s to an hour (30 s by default), slices of 0 to 1,000 calls (8 by default)', () => {
+    assert.deepEqual([loadConfig({}).leaseTtlMs, loadConfig({}).leaseSliceCalls], [30_000, 8]);
+    const edges = loadConfig({ GATEWAY_LEASE_TTL_MS: '3000', GATEWAY_LEASE_SLICE_CALLS: '0' });
+    assert.deepEqual([edges.leaseTtlMs, edges.leaseSliceCalls], [3_000, 0]);
+    const top = loadConfig({ GATEWAY_LEASE_TTL_MS: '3600000', GATEWAY_LEASE_SLICE_CALLS: '1000' });
+    assert.deepEqual([top.leaseTtlMs, top.leaseSliceCalls], [3_600_000, 1_000]);
+    for (const env of [
+      { GATEWAY_LEASE_TTL_MS: '2999' },
+      { GATEWAY_LEASE_TTL_MS: '3600001' },
+      { GATEWAY_LEASE_SLICE_CALLS: '-1' },
+      { GATEWAY_LEASE_SLICE_CALLS: '1001' },
+    ])
+      assert.throws(() => loadConfig(env), new RegExp(Object.keys(env)[0] as string), JSON.stringify(env));
+  });
+
   test('a cap of 0 is a valid default (everyone blocked)', () => {
     assert.equal(loadConfig({ GATEWAY_DAILY_CAP_CREDIT: '0' }).defaultDailyCapUnits, 0n);
   });

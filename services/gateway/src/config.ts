@@ -21,6 +21,10 @@ export interface GatewaySettings {
   readonly upstreamMaxSockets: number;
   readonly models: ModelPolicySettings;
   readonly defaultDailyCapUnits: bigint;
+  /** A gateway instance that has not renewed its budget leases for this long is gone; its slices go back. */
+  readonly leaseTtlMs: number;
+  /** How many calls like the current one a budget slice holds beyond that call. */
+  readonly leaseSliceCalls: number;
   /** Reservations and bookings commit without waiting for the WAL flush (PostgreSQL; see the README for the trade). */
   readonly asyncCommit: boolean;
   /** Output cap reserved, and sent upstream as max_tokens, when a chat call names none. */
@@ -97,6 +101,8 @@ export function loadConfig(env: Env): GatewayConfig {
     models: modelSettings(env),
     defaultDailyCapUnits: creditSetting(env, 'GATEWAY_DAILY_CAP_CREDIT', '10'),
     asyncCommit: read.boolean(env, 'GATEWAY_ASYNC_COMMIT', false),
+    leaseTtlMs: read.integer(env, 'GATEWAY_LEASE_TTL_MS', 30_000, { min: 3_000, max: 3_600_000 }),
+    leaseSliceCalls: read.integer(env, 'GATEWAY_LEASE_SLICE_CALLS', 8, { min: 0, max: 1_000 }),
     defaultMaxTokens: read.integer(env, 'GATEWAY_DEFAULT_MAX_TOKENS', 4096, { min: 1, max: 1_000_000 }),
     maxBodyBytes: read.integer(env, 'GATEWAY_MAX_BODY_BYTES', 4 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     maxResponseBytes: read.integer(env, 'GATEWAY_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),

@@ -31,7 +31,17 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     const book = new RateCardBook(repository, logger);
     await book.load();
     const stopFollowing = await book.follow((channel, onPayload) => database.listen(channel, onPayload), rateCardRefreshMs);
-    const app = buildApp({ db: database.db, ping: () => database.ping(), clock, logger, settings: config, book, drains: new DrainSlots(config.maxDrains) });
+    const app = buildApp({
+      db: database.db,
+      databaseKind: database.kind,
+      ping: () => database.ping(),
+      listen: (channel, onPayload) => database.listen(channel, onPayload),
+      clock,
+      logger,
+      settings: config,
+      book,
+      drains: new DrainSlots(config.maxDrains),
+    });
     const running = await serve(app, {
       host: config.host,
       port: config.port,

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
-import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { sql } from 'kysely';
 import OpenAI from 'openai';
 import type { Logger } from 'pino';
-import { bookingsFlushed, buildApp } from '../src/app.ts';
+import { buildApp, meteringSettled } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { GatewaySchema } from '../src/db/schema.ts';
@@ -54,6 +54,8 @@ export const testEnv: Env = {
   GATEWAY_RATE_CARD_DIR: rateCardDirs.v1,
   GATEWAY_UPSTREAM_TIMEOUT_MS: '30000',
   GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+  // Longer than any clock move of the ordinary tests; the lease tests set their own.
+  GATEWAY_LEASE_TTL_MS: '3600000',
 };
 
 export interface GatewayOptions {
@@ -61,6 +63,11 @@ export interface GatewayOptions {
   env?: Env;
   /** Run beside another gateway: same database, clock and upstream (for other settings on the same data). */
   besides?: { database: Database<GatewaySchema>; clock: ManualClock; upstream: Upstream };
+  /**
+   * Another instance on the data of `attach` (already migrated), with a connection pool, clock and upstream of its
+   * own, as another process would have; nothing is dropped at close.
+   */
+  attach?: OpenDatabaseOptions;
   logger?: Logger;
 }
 
@@ -74,10 +81,11 @@ export function newActor(): string {
 
 /** One gateway listening on a free port, with its database, a manual clock and the test upstream. */
 export async function startGateway(engine: TestEngine, options: GatewayOptions = {}) {
-  const besides = options.besides;
-  const fresh = besides ? undefined : await engine.fresh();
-  const database: Database<GatewaySchema> = besides?.database ?? (await openDatabase<GatewaySchema>(fresh?.options ?? { logger: silentLogger }));
-  if (!besides) await migrate(database, 'gateway', migrations);
+  const { besides, attach } = options;
+  const fresh = besides || attach ? undefined : await engine.fresh();
+  const databaseOptions = attach ?? fresh?.options ?? { logger: silentLogger };
+  const database: Database<GatewaySchema> = besides?.database ?? (await openDatabase<GatewaySchema>(databaseOptions));
+  if (fresh) await migrate(database, 'gateway', migrations);
   const clock = besides?.clock ?? new ManualClock(startTime);
   const upstream: Upstream = besides?.upstream ?? (await startUpstream());
   const logger = options.logger ?? silentLogger;
@@ -88,7 +96,8 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
   await book.load();
   const stopFollowing = await book.follow((channel, onPayload) => database.listen(channel, onPayload), 3_600_000);
   const drains = new DrainSlots(config.maxDrains);
-  const app = buildApp({ db: database.db, ping: () => database.ping(), clock, logger, settings: config, book, drains });
+  const listen = (channel: string, onPayload: (payload: string) => void) => database.listen(channel, onPayload);
+  const app = buildApp({ db: database.db, databaseKind: database.kind, ping: () => database.ping(), listen, clock, logger, settings: config, book, drains });
   await app.listen({ host: '127.0.0.1', port: 0 });
 
   const address = app.server.address();
@@ -104,21 +113,24 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
     return httpCall(url, method, path, { ...init, bearer: init.bearer === undefined ? gatewayToken : init.bearer });
   }
 
-  /** Operator routes; bookings still queued are committed first, as a human operator would only ever see them later. */
+  /**
+   * Operator routes, read as a human operator would see them: later, once the actor's idle slices are given back and
+   * the queued bookings are committed.
+   */
   async function admin(method: string, path: string, body?: unknown, bearer: string | null = adminToken) {
-    await bookingsFlushed(app);
+    await meteringSettled(app);
     return http(method, `/v1/admin${path}`, { body, bearer });
   }
 
-  /** The actor's counter row for the test day, straight from the database, once queued bookings are committed. */
+  /** The actor's counter row for the test day, straight from the database, once the metering has settled (as above). */
   async function spend(actor: string, day = today) {
-    await bookingsFlushed(app);
+    await meteringSettled(app);
     const row = await database.db.selectFrom('daily_spend').selectAll().where('actor', '=', actor).where('day', '=', day).executeTakeFirst();
     return { spent: row?.spent_units ?? 0n, reserved: row?.reserved_units ?? 0n, calls: row?.calls ?? 0 };
   }
 
   async function ledger(actor: string) {
-    await bookingsFlushed(app);
+    await meteringSettled(app);
     return database.db.selectFrom('ledger').selectAll().select(sql<string>`day::text`.as('day_text')).where('actor', '=', actor).orderBy('id').execute();
   }
 
@@ -134,7 +146,7 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
     await fresh?.dispose();
   }
 
-  return { app, url, clock, database, upstream, book, drains, config, client, http, admin, spend, ledger, close };
+  return { app, url, clock, database, databaseOptions, upstream, book, drains, config, client, http, admin, spend, ledger, close };
 }
 
 export type Gateway = Awaited<ReturnType<typeof startGateway>>;

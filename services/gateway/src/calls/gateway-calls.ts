@@ -144,10 +144,7 @@ export class GatewayCalls {
       else await this.#whole(plan, reservation, reply);
     } finally {
       // Anything that ended before booking (a refusal, a timeout, an error) gives the reservation back.
-      if (reservation && !reservation.closed)
-        await reservation
-          .release()
-          .catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not release a reservation; it stays held for the day'));
+      if (reservation && !reservation.closed) reservation.release();
       if (--this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
   }
@@ -169,7 +166,7 @@ export class GatewayCalls {
       .status(answer.status)
       .type(answer.contentType)
       .send(answer.body);
-    await booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call; its reservation stays held for the day'));
+    await booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
   }
 
   async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
@@ -192,7 +189,7 @@ export class GatewayCalls {
 
   /** A non-2xx answer goes back as it came, status and body, and costs nothing. */
   async #forwardRefusal(answer: CollectedAnswer, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
-    await reservation?.release();
+    reservation?.release();
     reply.status(answer.status).type(answer.contentType).send(answer.body);
   }
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { budgetLeases } from './budget-lease-migration.ts';
 
 const rateCards: Migration = {
   async up(db) {
@@ -123,4 +124,5 @@ export const migrations: Record<string, Migration> = {
   '0001_rate_cards': rateCards,
   '0002_ledger': ledger,
   '0003_apply_function': applyFunction,
+  '0004_budget_leases': budgetLeases,
 };

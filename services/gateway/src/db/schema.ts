@@ -30,8 +30,8 @@ export interface ActorCapTable {
 }
 
 /**
- * The per-actor, per-UTC-day counter every metered call goes through: a reservation raises `reserved_units` only
- * while spent + reserved stays within the cap (one conditional upsert), settling moves the reservation to `spent_units`.
+ * The per-actor, per-UTC-day counter: `reserved_units` is the sum of the holders' leases on the day, raised by a
+ * grant only while spent + reserved stays within the cap; a booking moves its cost from a lease to `spent_units`.
  */
 export interface DailySpendTable {
   actor: string;
@@ -65,10 +65,26 @@ export interface LedgerTable {
   kind_route: string | null;
 }
 
+/** A gateway instance that holds budget leases; it keeps `expires_at` ahead of the clock while it lives. */
+export interface LeaseHolderTable {
+  holder: string;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** The slice of an actor's day that one holder reserves from in memory; counted in `daily_spend.reserved_units`. */
+export interface BudgetLeaseTable {
+  holder: string;
+  actor: string;
+  day: Day;
+  units: bigint;
+}
+
 export interface GatewaySchema {
   rate_cards: RateCardTable;
   rate_card_prices: RateCardPriceTable;
   actor_caps: ActorCapTable;
   daily_spend: DailySpendTable;
   ledger: LedgerTable;
+  lease_holders: LeaseHolderTable;
+  budget_leases: BudgetLeaseTable;
 }

@@ -4,12 +4,10 @@ import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema, LedgerBasis, LedgerKind } from '../db/schema.ts';
 import { GroupCommit } from './group-commit.ts';
 
-export interface ReserveOutcome {
-  accepted: boolean;
-  /** Spent today before this reservation (accepted) or now (refused). */
-  spentUnits: bigint;
-  limitUnits: bigint;
-}
+/** Sent by a refused grant while other holders keep unused slices of that actor's day: `<actor> <day>`. */
+export const recallChannel = 'gateway_budget_recall';
+/** Sent once slices given back on a recall are committed: `<actor> <day>`. */
+export const returnedChannel = 'gateway_budget_returned';
 
 export interface LedgerEntry {
   actor: string;
@@ -28,16 +26,28 @@ export interface LedgerEntry {
   kindRoute: string | null;
 }
 
-/** A reservation, or a booking of one: a settlement (`entry` set: debit and ledger row) or a release (no entry). */
-type Op =
-  | { op: 'reserve'; actor: string; day: string; units: bigint }
-  | { op: 'book'; actor: string; day: string; reservedUnits: bigint; entry: LedgerEntry | undefined };
-
-interface OpOutcome {
-  accepted: boolean;
-  spentUnits: bigint;
-  limitUnits: bigint | null;
+/** Which lease an op moves: a holder's slice of an actor's day. */
+export interface LeaseKey {
+  holder: string;
+  actor: string;
+  day: string;
 }
+
+export type GrantOutcome =
+  /** `recalled`: refused while other holders had slices of the day, which were asked back. */
+  | { granted: bigint; spentUnits: bigint; limitUnits: bigint; holderLost: false; recalled: boolean }
+  /** The holder's heartbeat had lapsed: nothing granted; it must register again under a new id. */
+  | { holderLost: true };
+
+/**
+ * - grant: adds between `need` and `want` units to the holder's lease if the day's headroom allows `need`.
+ * - book: moves `take` from the lease to spent and writes the ledger row at `entry.costUnits`.
+ * - return: gives `take` of the lease back to the day.
+ */
+type Op =
+  | (LeaseKey & { op: 'grant'; need: bigint; want: bigint; recall: boolean })
+  | (LeaseKey & { op: 'book'; take: bigint; entry: LedgerEntry })
+  | (LeaseKey & { op: 'return'; take: bigint; announce: boolean });
 
 export interface BudgetOptions {
   defaultCapUnits: bigint;
@@ -46,19 +56,20 @@ export interface BudgetOptions {
   maxBatch?: number;
   /** Batches in flight at once (each holds a pooled connection); the pool has 10. */
   maxInFlight?: number;
+  /** Several connections (PostgreSQL): a batch locks its day rows in a fixed order first, so batches cannot deadlock. */
+  lockRows: boolean;
 }
 
 /**
- * The hot path's SQL. Every call reserves once and books once (settle or release), and every op goes through one
- * ordered, group-committed stream into `gateway_apply` (see the migration): under load many calls share a statement
- * and a commit, and each reservation is still decided row by row under the day row's lock. Ops of one actor-day are
- * applied in submission order, so an actor's booking submitted before its next reservation always lands first.
+ * The metering SQL. Grants, bookings and returns go through one ordered, group-committed stream into
+ * `gateway_apply` (see the lease migration): under load many calls share a statement and a commit. Ops of one
+ * actor-day are applied in submission order (a return submitted before a grant lands first), other actors go ahead.
  */
 export class BudgetRepository {
   readonly #db: Kysely<GatewaySchema>;
   readonly #clock: Clock;
   readonly #options: BudgetOptions;
-  readonly #ops: GroupCommit<Op, OpOutcome>;
+  readonly #ops: GroupCommit<Op, GrantOutcome | undefined>;
 
   constructor(db: Kysely<GatewaySchema>, clock: Clock, options: BudgetOptions) {
     this.#db = db;
@@ -72,23 +83,22 @@ export class BudgetRepository {
   }
 
   /**
-   * Adds `units` to the actor's reservation for `day` if spent + reserved + units stays within the actor's cap (its
-   * override, else the default) and the cap is not 0. The conditional upsert locks the day row and re-checks the
-   * condition on its newest version, so parallel reservations by one actor, from any instance, never overshoot.
+   * Grows the holder's lease by up to `want` units when the actor's headroom (cap − spent − every lease) is at least
+   * `need`; leases of lapsed holders on that day are reclaimed first. Refused (granted 0) when the cap is 0. A refused
+   * grant with `recall` asks the other holders of the day to give their unused slices back (NOTIFY).
    */
-  async reserve(actor: string, day: string, units: bigint): Promise<ReserveOutcome> {
-    const outcome = await this.#ops.submit({ op: 'reserve', actor, day, units });
-    return { accepted: outcome.accepted, spentUnits: outcome.spentUnits, limitUnits: outcome.limitUnits ?? 0n };
+  async grant(key: LeaseKey, need: bigint, want: bigint, recall: boolean): Promise<GrantOutcome> {
+    return (await this.#ops.submit({ op: 'grant', ...key, need, want, recall })) as GrantOutcome;
   }
 
-  /** Moves a reservation to spent at the actual cost and writes the ledger row. Queued at once; resolves to spent after. */
-  async settle(entry: LedgerEntry, reservedUnits: bigint): Promise<bigint> {
-    return (await this.#ops.submit({ op: 'book', actor: entry.actor, day: entry.day, reservedUnits, entry })).spentUnits;
+  /** Debits a call: `take` leaves the lease, the cost goes to spent and the ledger row is written. */
+  async book(key: LeaseKey, take: bigint, entry: LedgerEntry): Promise<void> {
+    await this.#ops.submit({ op: 'book', ...key, take, entry });
   }
 
-  /** Gives a reservation back: the call was refused upstream or never reached it. */
-  async release(actor: string, day: string, reservedUnits: bigint): Promise<void> {
-    await this.#ops.submit({ op: 'book', actor, day, reservedUnits, entry: undefined });
+  /** Gives part of a lease back to the actor's day; `announce` tells the instances waiting for it (a recall). */
+  async giveBack(key: LeaseKey, take: bigint, announce: boolean): Promise<void> {
+    await this.#ops.submit({ op: 'return', ...key, take, announce });
   }
 
   /** Resolves once every op submitted so far is committed: a non-streaming answer leaves before its booking commits. */
@@ -96,20 +106,40 @@ export class BudgetRepository {
     return this.#ops.idle();
   }
 
-  async #apply(ops: Op[]): Promise<OpOutcome[]> {
+  /** Renews the holder (or registers it) and ends lapsed holders; false when this holder had lapsed. */
+  async heartbeat(holder: string, register: boolean, ttlMs: number): Promise<boolean> {
+    const result = await sql<{ alive: boolean }>`
+      select gateway_lease_heartbeat(${holder}::uuid, ${register}, ${this.#clock.sqlNow()}, ${ttlMs}::int) as alive`.execute(this.#db);
+    return result.rows[0]?.alive === true;
+  }
+
+  /** Returns the leases of ended holders to their days; how many leases came back. */
+  async reclaimOrphans(): Promise<number> {
+    const result = await sql<{ reclaimed: number }>`select gateway_reclaim_orphan_leases() as reclaimed`.execute(this.#db);
+    return result.rows[0]?.reclaimed ?? 0;
+  }
+
+  /** Ends the holder at shutdown: every lease it still holds goes back at once. */
+  async retire(holder: string): Promise<void> {
+    await this.#db.deleteFrom('lease_holders').where('holder', '=', holder).execute();
+    await this.reclaimOrphans();
+  }
+
+  async #apply(ops: Op[]): Promise<Array<GrantOutcome | undefined>> {
     // The injected clock, like the day: a row's created_at and its day never disagree, and tests move both together.
-    const at = this.#clock.now().toISOString();
+    const createdAt = this.#clock.now().toISOString();
     const rows = ops.map((op, i) => {
-      if (op.op === 'reserve') return { i, op: op.op, actor: op.actor, day: op.day, units: op.units.toString() };
-      const booking = { i, op: op.op, actor: op.actor, day: op.day, units: op.reservedUnits.toString() };
+      const base = { i, op: op.op, holder: op.holder, actor: op.actor, day: op.day };
+      if (op.op === 'grant') return { ...base, need: op.need.toString(), want: op.want.toString(), recall: op.recall };
+      if (op.op === 'return') return { ...base, take: op.take.toString(), cost: '0', debit: false, announce: op.announce };
       const entry = op.entry;
-      if (!entry) return { ...booking, cost: '0', debit: false };
       return {
-        ...booking,
+        ...base,
+        take: op.take.toString(),
         cost: entry.costUnits.toString(),
         debit: true,
         id: uuidv7(),
-        created_at: at,
+        created_at: createdAt,
         slot: entry.slot,
         model: entry.model,
         kind: entry.kind,
@@ -123,12 +153,19 @@ export class BudgetRepository {
         kind_route: entry.kindRoute,
       };
     });
-    const result = await sql<{ op_index: number; spent: bigint; cap: bigint | null; accepted: boolean }>`
-      select op_index, spent, cap, accepted from gateway_apply(${JSON.stringify(rows)}::jsonb, ${this.#options.defaultCapUnits}::int8, ${this.#options.asyncCommit})`.execute(
+    const hasGrants = ops.some((op) => op.op === 'grant');
+    const hasMoves = !hasGrants || ops.some((op) => op.op !== 'grant');
+    const { defaultCapUnits, asyncCommit, lockRows } = this.#options;
+    const result = await sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean; recalled: boolean }>`
+      select op_index, spent, cap, granted, holder_lost, recalled
+      from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`.execute(
       this.#db,
     );
-    const outcomes: OpOutcome[] = new Array(ops.length);
-    for (const row of result.rows) outcomes[row.op_index] = { accepted: row.accepted, spentUnits: row.spent, limitUnits: row.cap };
+    const outcomes: Array<GrantOutcome | undefined> = new Array(ops.length);
+    for (const row of result.rows)
+      outcomes[row.op_index] = row.holder_lost
+        ? { holderLost: true }
+        : { granted: row.granted, spentUnits: row.spent, limitUnits: row.cap, holderLost: false, recalled: row.recalled };
     return outcomes;
   }
 }

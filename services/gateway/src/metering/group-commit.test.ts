@@ -13,18 +13,22 @@ function manualRunner() {
 }
 
 const keyOf = (item: string) => item.split(':')[0] as string;
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+// Two turns: a finished batch schedules the next one at the end of the turn its completion runs in.
+const settle = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe('group commit', () => {
-  test('a quiet queue sends at once; items arriving meanwhile wait and go together', async () => {
+  test('a quiet queue sends at the end of the turn; items arriving while a batch is out wait and go together', async () => {
     const { batches, run } = manualRunner();
     const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 1 });
     const first = commit.submit('a:1');
+    assert.equal(batches.length, 0, 'nothing leaves before the turn ends');
+    await settle();
     assert.deepEqual(
       batches.map((batch) => batch.items),
       [['a:1']],
     );
     const later = [commit.submit('b:1'), commit.submit('c:1')];
+    await settle();
     assert.equal(batches.length, 1, 'nothing more while the batch is in flight');
     batches[0]?.finish();
     assert.equal(await first, 'done a:1');
@@ -35,10 +39,26 @@ describe('group commit', () => {
     await commit.idle();
   });
 
+  test('items submitted in one turn share a batch', async () => {
+    const { batches, run } = manualRunner();
+    const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4 });
+    const outcomes = ['a:1', 'b:1', 'a:2'].map((item) => commit.submit(item));
+    await settle();
+    assert.deepEqual(
+      batches.map((batch) => batch.items),
+      [['a:1', 'b:1', 'a:2']],
+    );
+    batches[0]?.finish();
+    assert.deepEqual(await Promise.all(outcomes), ['done a:1', 'done b:1', 'done a:2']);
+  });
+
   test("other keys go ahead in parallel, but a key's items never overtake one in flight", async () => {
     const { batches, run } = manualRunner();
     const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4 });
-    const outcomes = [commit.submit('a:1'), commit.submit('a:2'), commit.submit('b:1')];
+    const outcomes = [commit.submit('a:1')];
+    await settle();
+    outcomes.push(commit.submit('a:2'), commit.submit('b:1'));
+    await settle();
     assert.deepEqual(
       batches.map((batch) => batch.items),
       [['a:1'], ['b:1']],
@@ -58,6 +78,7 @@ describe('group commit', () => {
     const commit = new GroupCommit(run, { keyOf, maxBatch: 1, maxInFlight: 2 });
     const failing = commit.submit('a:1');
     const passing = commit.submit('b:1');
+    await settle();
     let idle = false;
     const waited = commit.idle().then(() => {
       idle = true;

@@ -1,7 +1,9 @@
 /**
  * Group commit for the hot path's writes: items submitted while earlier batches are in flight wait and go together
- * in a later statement, so a busy gateway pays one round trip, one statement and one commit for many calls, while a
- * quiet one sends each item at once (no timer, no added wait).
+ * in a later statement, so a busy gateway pays one round trip, one statement and one commit for many calls. A batch
+ * leaves at the end of the event loop's turn (setImmediate, no timer): a quiet gateway sends each item at once, and
+ * every request read in the same turn (PGlite blocks the loop while a statement runs, so many arrive together)
+ * shares one batch instead of the first going alone.
  *
  * Items carry a key (an actor's day). Batches run in parallel up to `maxInFlight`, but an item whose key is in a
  * batch still in flight waits for it, so items of one key are applied in submission order: an actor's booking lands
@@ -25,6 +27,7 @@ export class GroupCommit<In, Out> {
   /** Keys of the batches in flight. */
   readonly #busy = new Set<string>();
   #inFlight = 0;
+  #flushScheduled = false;
   #idleWaiters: Array<() => void> = [];
 
   constructor(run: (items: In[]) => Promise<Out[]>, options: { keyOf: (item: In) => string; maxBatch: number; maxInFlight: number }) {
@@ -37,7 +40,7 @@ export class GroupCommit<In, Out> {
   submit(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.#queue.push({ item, key: this.#keyOf(item), resolve, reject });
-      this.#flush();
+      this.#scheduleFlush();
     });
   }
 
@@ -45,6 +48,15 @@ export class GroupCommit<In, Out> {
   idle(): Promise<void> {
     if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      this.#flush();
+    });
   }
 
   #flush(): void {
@@ -66,7 +78,7 @@ export class GroupCommit<In, Out> {
         .finally(() => {
           for (const key of keys) this.#busy.delete(key);
           this.#inFlight--;
-          this.#flush();
+          this.#scheduleFlush();
           if (this.#queue.length === 0 && this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
         });
     }

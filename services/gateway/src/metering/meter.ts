@@ -4,7 +4,7 @@ import type { LedgerBasis, LedgerKind } from '../db/schema.ts';
 import { GatewayError } from '../http/openai-errors.ts';
 import type { PlatformHeaders } from '../http/platform-headers.ts';
 import type { RateCard } from '../rate-cards/rate-card-file.ts';
-import type { BudgetRepository } from './budget.repository.ts';
+import type { BudgetLeases, LeasedReservation } from './budget-leases.ts';
 import { costUnits, formatCredit, type ModelPrice } from './credit.ts';
 import type { Projection } from './projection.ts';
 
@@ -44,12 +44,13 @@ export function utcDay(at: Date): string {
  */
 export class Reservation {
   readonly units: bigint;
-  /** The actor's spend today when this reservation was granted. */
+  /** The actor's spend today as this instance knew it when the reservation was granted. */
   readonly spentBeforeUnits: bigint;
   readonly limitUnits: bigint;
   readonly #call: MeteredCall;
   readonly #day: string;
-  readonly #repository: BudgetRepository;
+  readonly #leases: BudgetLeases;
+  readonly #held: LeasedReservation;
   readonly #projection: Projection;
   #closed = false;
 
@@ -60,7 +61,8 @@ export class Reservation {
     spentBeforeUnits: bigint;
     limitUnits: bigint;
     projection: Projection;
-    repository: BudgetRepository;
+    leases: BudgetLeases;
+    held: LeasedReservation;
   }) {
     this.#call = args.call;
     this.#day = args.day;
@@ -68,7 +70,8 @@ export class Reservation {
     this.spentBeforeUnits = args.spentBeforeUnits;
     this.limitUnits = args.limitUnits;
     this.#projection = args.projection;
-    this.#repository = args.repository;
+    this.#leases = args.leases;
+    this.#held = args.held;
   }
 
   get closed(): boolean {
@@ -82,49 +85,46 @@ export class Reservation {
 
   /**
    * The cost headers' figures for a debit of `cost`, known before the booking commits: spent as of this reservation
-   * plus this call (exact unless the same actor has other calls in flight on other instances).
+   * plus this call (exact unless other instances served the same actor since this one last took budget for it).
    */
   debitFor(cost: bigint): Debit {
     return { costUnits: cost, spentUnits: this.spentBeforeUnits + cost, limitUnits: this.limitUnits, rateTableVersion: this.#call.card.version };
   }
 
-  /** Debits the cost of the reported usage at the reservation's card. */
-  settle(usage: Usage): Promise<Debit> {
+  /** Debits the cost of the reported usage at the reservation's card; resolves once the booking is committed. */
+  settle(usage: Usage): Promise<void> {
     return this.#debit(this.costOf(usage), usage, 'usage');
   }
 
   /** Debits the whole reservation: the client left and the upstream never said what the answer used. */
-  chargeReservation(): Promise<Debit> {
+  chargeReservation(): Promise<void> {
     return this.#debit(this.units, { inputTokens: this.#projection.inputTokens, outputTokens: this.#projection.outputTokens }, 'reservation');
   }
 
-  async release(): Promise<void> {
-    if (this.#take()) await this.#repository.release(this.#call.headers.actor, this.#day, this.units);
+  /** Nothing was served: the reservation goes back to the slice it came from (no database write). */
+  release(): void {
+    if (this.#take()) this.#leases.release(this.#held);
   }
 
-  async #debit(cost: bigint, usage: Usage, basis: LedgerBasis): Promise<Debit> {
-    if (!this.#take()) throw new Error('reservation already closed');
+  #debit(cost: bigint, usage: Usage, basis: LedgerBasis): Promise<void> {
+    if (!this.#take()) return Promise.reject(new Error('reservation already closed'));
     const { headers } = this.#call;
-    const spentUnits = await this.#repository.settle(
-      {
-        actor: headers.actor,
-        day: this.#day,
-        slot: headers.slot,
-        model: this.#call.model,
-        kind: this.#call.kind,
-        streamed: this.#call.streamed,
-        rateTableVersion: this.#call.card.version,
-        inputTokens: usage.inputTokens,
-        outputTokens: usage.outputTokens,
-        costUnits: cost,
-        basis,
-        intentId: headers.intentId,
-        goalId: headers.goalId,
-        kindRoute: headers.kindRoute,
-      },
-      this.units,
-    );
-    return { costUnits: cost, spentUnits, limitUnits: this.limitUnits, rateTableVersion: this.#call.card.version };
+    return this.#leases.settle(this.#held, {
+      actor: headers.actor,
+      day: this.#day,
+      slot: headers.slot,
+      model: this.#call.model,
+      kind: this.#call.kind,
+      streamed: this.#call.streamed,
+      rateTableVersion: this.#call.card.version,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      costUnits: cost,
+      basis,
+      intentId: headers.intentId,
+      goalId: headers.goalId,
+      kindRoute: headers.kindRoute,
+    });
   }
 
   #take(): boolean {
@@ -136,12 +136,12 @@ export class Reservation {
 
 /** Reserves the projected cost of a call against its actor's daily cap, or refuses it with 429 `budget_exhausted`. */
 export class Meter {
-  readonly #repository: BudgetRepository;
+  readonly #leases: BudgetLeases;
   readonly #clock: Clock;
   readonly #logger: Logger;
 
-  constructor(args: { repository: BudgetRepository; clock: Clock; logger: Logger }) {
-    this.#repository = args.repository;
+  constructor(args: { leases: BudgetLeases; clock: Clock; logger: Logger }) {
+    this.#leases = args.leases;
     this.#clock = args.clock;
     this.#logger = args.logger;
   }
@@ -150,16 +150,17 @@ export class Meter {
     const units = costUnits(call.price, call.card.usdPerCreditPico, projection.inputTokens, projection.outputTokens);
     const day = utcDay(this.#clock.now());
     const actor = call.headers.actor;
-    const outcome = await this.#repository.reserve(actor, day, units);
+    const outcome = await this.#leases.reserve(actor, day, units);
     if (outcome.accepted)
       return new Reservation({
         call,
         day,
         units,
-        spentBeforeUnits: outcome.spentUnits,
+        spentBeforeUnits: outcome.spentBeforeUnits,
         limitUnits: outcome.limitUnits,
         projection,
-        repository: this.#repository,
+        leases: this.#leases,
+        held: outcome.reservation,
       });
     this.#logger.info({ actor, day, projected: formatCredit(units) }, 'call refused: daily budget');
     throw budgetExhausted(outcome.spentUnits, outcome.limitUnits, units);

@@ -3,6 +3,9 @@ import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema } from '../db/schema.ts';
 import type { LedgerEntry } from '../metering/budget.repository.ts';
 
+/** NOTIFY channel of cap changes; the payload is the actor. */
+export const capsChannel = 'gateway_caps';
+
 export const rollupDimensions = ['intent', 'goal', 'kind_route', 'model', 'slot'] as const;
 export type RollupDimension = (typeof rollupDimensions)[number];
 
@@ -59,10 +62,17 @@ export class OperatorRepository {
       .values({ actor, limit_units: limitUnits, updated_at: this.#clock.sqlNow() })
       .onConflict((conflict) => conflict.column('actor').doUpdateSet({ limit_units: limitUnits, updated_at: this.#clock.sqlNow() }))
       .execute();
+    await this.#announceCap(actor);
   }
 
   async removeCap(actor: string): Promise<void> {
     await this.#db.deleteFrom('actor_caps').where('actor', '=', actor).execute();
+    await this.#announceCap(actor);
+  }
+
+  /** Other instances give back their slices of the actor's budget and read the cap again on its next call. */
+  async #announceCap(actor: string): Promise<void> {
+    await sql`select pg_notify(${capsChannel}, ${actor})`.execute(this.#db);
   }
 
   /** Spend per actor and day, newest day first. */

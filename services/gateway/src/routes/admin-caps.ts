@@ -34,6 +34,7 @@ export function registerAdminCapRoutes(scope: FastifyInstance, deps: RouteDeps):
       const parsed = parseDecimal12(request.body.limit_credit, 'limit_credit', maxCreditUnits);
       if (!parsed.ok) throw badRequest('invalid_limit', parsed.reason, 'limit_credit');
       await deps.operator.setCap(actor, parsed.value);
+      deps.capChanged(actor);
       request.log.info({ actor, limit_credit: formatCredit(parsed.value) }, 'daily cap set');
       return view(actor);
     },
@@ -45,6 +46,7 @@ export function registerAdminCapRoutes(scope: FastifyInstance, deps: RouteDeps):
     handler: async (request) => {
       const actor = actorInput(request.params.actor, 'actor');
       await deps.operator.removeCap(actor);
+      deps.capChanged(actor);
       return view(actor);
     },
   });

@@ -7,6 +7,8 @@ import type { RateCardBook } from '../rate-cards/rate-card-book.ts';
 export interface RouteDeps {
   calls: GatewayCalls;
   operator: OperatorRepository;
+  /** Tells this instance's budget slices at once; other instances hear it through NOTIFY. */
+  capChanged: (actor: string) => void;
   book: RateCardBook;
   policy: ModelPolicy;
   defaultCapUnits: bigint;

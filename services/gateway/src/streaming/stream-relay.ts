@@ -168,7 +168,7 @@ class StreamRelay {
     if (!this.#upstreamEnded && this.#doneEvent === undefined) exchange.abort();
     try {
       if (reservation) {
-        if (booking === 'release') await reservation.release();
+        if (booking === 'release') reservation.release();
         else if (this.#usage) await reservation.settle(this.#usage);
         else {
           await reservation.chargeReservation();
@@ -176,7 +176,7 @@ class StreamRelay {
         }
       }
     } catch (error) {
-      logger.error({ err: error, outcome }, 'could not book a stream; its reservation stays held for the day');
+      logger.error({ err: error, outcome }, 'could not book a stream');
     } finally {
       this.#giveDrainSlot?.();
       if (wasRelaying && !client.destroyed) client.end(this.#doneEvent);
