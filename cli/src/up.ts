@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
-import { inviteDevUser, routerIdentitySettings } from './dev-identity/up-identity.ts';
+import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
+import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -27,8 +28,10 @@ export async function up(env: Env): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  // The router starts each user's daemon from its bundle: rebuild it when a source changed since `npm install`.
+  // The router starts each user's daemon from its bundle and serves the console's build: rebuild either when a source
+  // changed since `npm install`.
   await ensureBundle();
+  await ensureConsoleBuild();
   let root: ReturnType<typeof rootSecret>;
   try {
     root = rootSecret(env);
@@ -36,7 +39,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(env, root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withConsoleOrigins(env), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -165,6 +168,15 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
   }
+  // The console reads settlement's and the marketplace's public routes through the router.
+  if (name === 'router')
+    for (const [service, setting] of [
+      ['settlement', 'ROUTER_SETTLEMENT_URL'],
+      ['marketplace', 'ROUTER_MARKETPLACE_URL'],
+    ] as const) {
+      const url = started.find((entry) => entry.name === service)?.url;
+      if (url !== undefined && !env[setting]) own[setting] = url;
+    }
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));

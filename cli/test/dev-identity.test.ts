@@ -111,7 +111,11 @@ describe('platform up and the development identity provider', () => {
 
   test('the router is wired to it unless IDP_URL is set, and only the router', () => {
     const identity = { name: 'identity', url: 'http://127.0.0.1:8444', links: { audience: devAudience } };
-    assert.deepEqual(routerIdentitySettings(identity), { IDP_URL: 'http://127.0.0.1:8444', ROUTER_IDP_AUDIENCE: devAudience });
+    assert.deepEqual(routerIdentitySettings(identity), {
+      IDP_URL: 'http://127.0.0.1:8444',
+      ROUTER_IDP_AUDIENCE: devAudience,
+      ROUTER_CONSOLE_SCOPE: 'platform',
+    });
     assert.equal(serviceEnv({}, 'router', [identity]).IDP_URL, 'http://127.0.0.1:8444');
     assert.equal(serviceEnv({ IDP_URL: 'https://idp.example' }, 'router', [identity]).IDP_URL, 'https://idp.example');
     assert.equal(serviceEnv({}, 'daemon', [identity]).IDP_URL, undefined);

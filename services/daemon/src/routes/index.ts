@@ -1,4 +1,5 @@
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { registerAccountRoutes } from './account-routes.ts';
 import { registerChatRoutes } from './chat-routes.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
@@ -15,4 +16,5 @@ export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
   registerIntentRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerWakeRoutes(app, deps);
+  registerAccountRoutes(app, deps);
 }
