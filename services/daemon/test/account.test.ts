@@ -6,16 +6,21 @@ import { railScript, removeFolder, type Stack, startDaemon, startStack, type Tes
  * The console's routes on the daemon: the agent's settlement account, its alarms and its model spend, each asked of
  * the real service as the agent (its key, its bearers), so the owner is always the daemon's own user.
  */
-describe('the console’s account, alarm and spend routes', () => {
+describe('the console’s account, alarm, spend and memory routes', () => {
   let stack: Stack;
   let daemon: TestDaemon;
   let bare: TestDaemon;
 
   before(async () => {
-    stack = await startStack({ services: ['scheduler', 'settlement'], script: railScript({ chat: () => ({ reply: 'Hi.', task: null, remember: [] }) }) });
+    stack = await startStack({
+      services: ['scheduler', 'settlement', 'memory'],
+      script: railScript({
+        chat: (request) => ({ reply: 'Hi.', task: null, remember: request.user.includes('peanuts') ? ['Maria is allergic to peanuts.'] : [] }),
+      }),
+    });
     daemon = await startDaemon(stack.env);
     // The same daemon without the services: the routes name the missing setting.
-    const { PLATFORM_SCHEDULER_URL: _s, PLATFORM_SETTLEMENT_URL: _l, PLATFORM_GATEWAY_URL: _g, ...without } = stack.env;
+    const { PLATFORM_SCHEDULER_URL: _s, PLATFORM_SETTLEMENT_URL: _l, PLATFORM_GATEWAY_URL: _g, PLATFORM_MEMORY_URL: _m, ...without } = stack.env;
     bare = await startDaemon(without);
   });
 
@@ -100,12 +105,31 @@ describe('the console’s account, alarm and spend routes', () => {
     assert.equal((await fetch(`${gateway}/v1/usage`, { headers: { 'x-platform-actor-did': daemon.daemon.identity.did } })).status, 401);
   });
 
+  test('memories: what the agent remembered is found, forgotten, and no longer found', async () => {
+    await daemon.ok('POST', '/chat', { message: 'remember that Maria cannot eat peanuts' });
+    const found = await daemon.ok('GET', '/memories?query=peanuts');
+    const memory = found.memories.find((entry: { content: string }) => entry.content === 'Maria is allergic to peanuts.');
+    assert.ok(memory, JSON.stringify(found));
+    const forgotten = await daemon.ok('DELETE', `/memories/${memory.id}`);
+    assert.equal(forgotten.status, 'forgotten');
+    const after = await daemon.ok('GET', '/memories?query=peanuts');
+    assert.equal(
+      after.memories.some((entry: { id: string }) => entry.id === memory.id),
+      false,
+    );
+    assert.equal((await daemon.call('DELETE', '/memories/not-a-uuid')).status, 400);
+    const unknown = await daemon.call('DELETE', '/memories/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b');
+    assert.equal(unknown.status, 404);
+    assert.equal((await daemon.call('GET', `/memories?query=${'x'.repeat(1001)}`)).status, 400);
+  });
+
   test('without the bearer nothing answers; without the services each route names its setting', async () => {
-    for (const path of ['/account', '/alarms', '/spend']) assert.equal((await daemon.call('GET', path, { bearer: null })).status, 401, path);
+    for (const path of ['/account', '/alarms', '/spend', '/memories']) assert.equal((await daemon.call('GET', path, { bearer: null })).status, 401, path);
     for (const [path, setting] of [
       ['/account', 'PLATFORM_SETTLEMENT_URL'],
       ['/alarms', 'PLATFORM_SCHEDULER_URL'],
       ['/spend', 'PLATFORM_GATEWAY_URL'],
+      ['/memories', 'PLATFORM_MEMORY_URL'],
     ] as const) {
       const answer = await bare.call('GET', path);
       assert.equal(answer.status, 503, path);

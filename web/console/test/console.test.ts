@@ -22,7 +22,7 @@ const chatScript = railScript({
   chat: (request) =>
     request.user.includes('trip')
       ? { reply: 'On it: I will ask you before booking.', task: 'book the train to Lyon', remember: [] }
-      : { reply: `You said: ${request.user.split('\n').at(-1)}`, task: null, remember: [] },
+      : { reply: `You said: ${request.user.split('\n').at(-1)}`, task: null, remember: request.user.includes('hello') ? ['The person likes trains.'] : [] },
   answer: 'Booked: the train leaves at 9.',
 });
 
@@ -219,5 +219,22 @@ describe('the console in a browser', () => {
       ['cancelled'],
     );
     await screenshotBoth(page, '11-alarm-cancelled');
+  });
+
+  it('shows spend per day and per intent, what the agent remembers (and forgets it), and the catalog', async () => {
+    await page.goto(`${router}/console/#/spend`);
+    await page.locator('[data-testid="spend-intents"] tr[data-intent]').first().waitFor();
+    assert.ok((await page.locator('svg.chart rect.bar').count()) >= 1, 'a bar for today');
+    await screenshotBoth(page, '12-spend');
+    await page.goto(`${router}/console/#/memories`);
+    const memory = page.locator('[data-testid="memories"] li', { hasText: 'The person likes trains.' });
+    await memory.waitFor();
+    await screenshotBoth(page, '13-memories');
+    await memory.getByRole('button', { name: 'Forget “The person likes trains.”' }).click();
+    await memory.waitFor({ state: 'detached' });
+    await page.goto(`${router}/console/#/market`);
+    await page.getByRole('heading', { name: 'Marketplace' }).waitFor();
+    await page.getByText('No service is listed yet.').waitFor();
+    await screenshotBoth(page, '14-market');
   });
 });
