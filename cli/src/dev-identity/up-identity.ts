@@ -55,7 +55,8 @@ export async function withConsoleOrigins(env: Env): Promise<Env> {
   if (!identityRunsUnder(env)) return env;
   const fixed = { ...env };
   const address = env.ROUTER_ADDR ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(env.ROUTER_ADDR) : undefined;
-  let port = address?.[3] ?? env.ROUTER_PORT ?? (env.PORT === '0' ? undefined : env.PORT || '8443');
+  // As serviceEnv hands them out: ROUTER_ADDR, else ROUTER_PORT, else a free one under PORT=0, else the router's 8443.
+  let port = address?.[3] ?? (env.ROUTER_PORT || undefined) ?? (env.PORT === '0' ? undefined : '8443');
   if (port === undefined || port === '0') {
     port = String(await freePort());
     fixed.ROUTER_PORT = port;
