@@ -90,7 +90,7 @@ describe('the console at /console/ and the public reads', () => {
     assert.equal(gzip.encoding, 'gzip');
     assert.equal(gunzipSync(gzip.body).toString(), raw);
     const identity = await bytes('identity');
-    assert.equal(identity.encoding, null);
+    assert.equal(identity.encoding, undefined);
     assert.equal(identity.body.toString(), raw);
   });
 
