@@ -35,7 +35,7 @@ export const services: readonly ServiceEntry[] = [
   // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive, wired like the daemon,
   // trusts the development identity provider when `up` runs one, and serves the console (settlement's and the
   // marketplace's public reads pass through it).
-  { name: 'router', after: [...agentServices, 'marketplace', 'identity'], load: () => import('../../services/router/src/main.ts') },
+  { name: 'router', after: [...agentServices, 'identity'], load: () => import('../../services/router/src/main.ts') },
   // In development only: a real OpenID provider with one development user, whose tokens the router checks.
   { name: 'identity', after: [], runsUnder: identityRunsUnder, load: () => import('./dev-identity/up-identity.ts') },
 ];

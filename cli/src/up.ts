@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
+import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
@@ -39,7 +40,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(await withConsoleOrigins(env), root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withConsoleOrigins(await withMarketplacePort(env)), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -168,19 +169,25 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
   }
-  // The console reads settlement's and the marketplace's public routes through the router.
-  if (name === 'router')
-    for (const [service, setting] of [
-      ['settlement', 'ROUTER_SETTLEMENT_URL'],
-      ['marketplace', 'ROUTER_MARKETPLACE_URL'],
-    ] as const) {
-      const url = started.find((entry) => entry.name === service)?.url;
-      if (url !== undefined && !env[setting]) own[setting] = url;
-    }
+  // The console reads settlement's and the marketplace's public routes through the router. The router does not wait
+  // for the marketplace (its registry deployment is the slowest start): its address is known before it listens.
+  if (name === 'router') {
+    const settlement = started.find((entry) => entry.name === 'settlement')?.url;
+    if (settlement !== undefined && !env.ROUTER_SETTLEMENT_URL) own.ROUTER_SETTLEMENT_URL = settlement;
+    if (!env.ROUTER_MARKETPLACE_URL) own.ROUTER_MARKETPLACE_URL = `http://${env.HOST || '127.0.0.1'}:${env.MARKETPLACE_PORT || marketplaceDefaultPort}`;
+  }
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
   return own;
+}
+
+const marketplaceDefaultPort = 9098;
+
+/** Under PORT=0 the marketplace gets a free port fixed before anything starts, so the router can be told where it listens. */
+export async function withMarketplacePort(env: Env): Promise<Env> {
+  if (env.PORT !== '0' || env.MARKETPLACE_PORT) return env;
+  return { ...env, MARKETPLACE_PORT: String(await freePort()) };
 }
 
 /** Stops services newest first; reports each failure and carries on. True when all stopped cleanly. */

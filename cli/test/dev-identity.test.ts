@@ -15,7 +15,7 @@ import { requestDevToken } from '../src/dev-identity/request-token.ts';
 import { routerIdentitySettings, start, withConsoleOrigins } from '../src/dev-identity/up-identity.ts';
 import { readyMessage } from '../src/ready-message.ts';
 import { findService } from '../src/services.ts';
-import { serviceEnv } from '../src/up.ts';
+import { serviceEnv, withMarketplacePort } from '../src/up.ts';
 
 const clientSecret = 'client-secret-'.padEnd(43, 'x');
 const cookieKey = 'cookie-key-'.padEnd(43, 'y');
@@ -140,6 +140,19 @@ describe('platform up and the development identity provider', () => {
     assert.equal((await withConsoleOrigins({ HOST: '0.0.0.0', ROUTER_PORT: '9443' })).IDENTITY_CONSOLE_ORIGINS, 'http://127.0.0.1:9443,http://localhost:9443');
     for (const env of [{ NODE_ENV: 'production' }, { IDP_URL: 'https://idp.example' }])
       assert.equal((await withConsoleOrigins(env)).IDENTITY_CONSOLE_ORIGINS, undefined, JSON.stringify(env));
+  });
+
+  test('the router reads settlement and the marketplace for the console without waiting for the marketplace to start', async () => {
+    const settlement = { name: 'settlement', url: 'http://127.0.0.1:9097' };
+    const fixed = await withMarketplacePort({ PORT: '0' });
+    assert.match(fixed.MARKETPLACE_PORT ?? '', /^[1-9]\d+$/);
+    const router = serviceEnv(fixed, 'router', [settlement]);
+    assert.equal(router.ROUTER_MARKETPLACE_URL, `http://127.0.0.1:${fixed.MARKETPLACE_PORT}`);
+    assert.equal(router.ROUTER_SETTLEMENT_URL, 'http://127.0.0.1:9097');
+    assert.equal(serviceEnv(fixed, 'marketplace').PORT, fixed.MARKETPLACE_PORT, 'the marketplace listens where the router was told');
+    assert.deepEqual(await withMarketplacePort({}), {});
+    assert.equal(serviceEnv({}, 'router', []).ROUTER_MARKETPLACE_URL, 'http://127.0.0.1:9098');
+    assert.equal(serviceEnv({ ROUTER_MARKETPLACE_URL: 'https://market.example' }, 'router', []).ROUTER_MARKETPLACE_URL, 'https://market.example');
   });
 
   test('the ready message: with it, the router is configured and the last two lines talk through it with platform token', () => {
