@@ -22,6 +22,13 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
   await bundleDaemon();
 }
 
+// The console the router serves at /console/ (web/console), built by Vite: the page is these files, nothing is fetched
+// at run time.
+if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
+  const { buildConsole } = await import('../web/console/scripts/build.ts');
+  await buildConsole();
+}
+
 // Every service's first start on embedded PGlite copies one initialised database instead of running initdb
 // (packages/kit/src/db/pglite-boot.ts): build that template now, once, rather than on the first `npm start`.
 if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {

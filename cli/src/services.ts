@@ -33,7 +33,8 @@ export const services: readonly ServiceEntry[] = [
   // After the services it calls: `up` hands it their addresses.
   { name: 'daemon', after: agentServices, load: () => import('../../services/daemon/src/main.ts') },
   // The front door: it starts one daemon per user (the daemon's bundle) as requests arrive, wired like the daemon,
-  // and trusts the development identity provider when `up` runs one.
+  // trusts the development identity provider when `up` runs one, and serves the console (settlement's and the
+  // marketplace's public reads pass through it).
   { name: 'router', after: [...agentServices, 'identity'], load: () => import('../../services/router/src/main.ts') },
   // In development only: a real OpenID provider with one development user, whose tokens the router checks.
   { name: 'identity', after: [], runsUnder: identityRunsUnder, load: () => import('./dev-identity/up-identity.ts') },

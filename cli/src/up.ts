@@ -3,7 +3,8 @@ import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
-import { inviteDevUser, routerIdentitySettings } from './dev-identity/up-identity.ts';
+import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
+import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -28,8 +29,10 @@ export async function up(env: Env): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  // The router starts each user's daemon from its bundle: rebuild it when a source changed since `npm install`.
+  // The router starts each user's daemon from its bundle and serves the console's build: rebuild either when a source
+  // changed since `npm install`.
   await ensureBundle();
+  await ensureConsoleBuild();
   let root: ReturnType<typeof rootSecret>;
   try {
     root = rootSecret(env);
@@ -37,7 +40,7 @@ export async function up(env: Env): Promise<number> {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(await withPlannedAddresses(env), root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withConsoleOrigins(await withPlannedAddresses(env)), root.key, () => stopRequested);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -166,10 +169,17 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     }
     if (started.some((service) => service.name === 'connector') && !env.DAEMON_MCP_SERVERS) own.DAEMON_MCP_SERVERS = connectorProxySetting();
     // Known before the marketplace listens (its port is planned), so the daemons need not wait for it to start.
-    if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = `http://${loopback(env.HOST || '127.0.0.1')}:${env.MARKETPLACE_PORT || '9098'}`;
+    if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = marketplaceUrl(env);
   }
   // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
   if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
+  // The console reads settlement's and the marketplace's public routes through the router. The router does not wait
+  // for the marketplace (its registry deployment is the slowest start): its address is planned before it listens.
+  if (name === 'router') {
+    const settlement = started.find((entry) => entry.name === 'settlement')?.url;
+    if (settlement !== undefined && !env.ROUTER_SETTLEMENT_URL) own.ROUTER_SETTLEMENT_URL = settlement;
+    if (!env.ROUTER_MARKETPLACE_URL) own.ROUTER_MARKETPLACE_URL = marketplaceUrl(env);
+  }
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
@@ -199,6 +209,11 @@ export function routerWakeUrl(env: Env): string {
   // A malformed address is the router's to refuse (naming its setting); the scheduler keeps its default meanwhile.
   if (!match) return 'http://127.0.0.1:8081/internal/wake';
   return `http://${loopback(match[1] === undefined ? (match[2] as string) : `[${match[1]}]`)}:${match[3]}/internal/wake`;
+}
+
+/** Where the marketplace listens (its port planned by withPlannedAddresses under PORT=0), before it does. */
+function marketplaceUrl(env: Env): string {
+  return `http://${loopback(env.HOST || '127.0.0.1')}:${env.MARKETPLACE_PORT || '9098'}`;
 }
 
 /** A listen host as a host to connect to: a wildcard address is reached on loopback. */

@@ -12,10 +12,10 @@ import { JwtVerifier } from '../../services/router/src/auth/jwt-verifier.ts';
 import { devAudience } from '../src/dev-identity/dev-client.ts';
 import { startDevIdentity } from '../src/dev-identity/dev-provider.ts';
 import { requestDevToken } from '../src/dev-identity/request-token.ts';
-import { routerIdentitySettings, start } from '../src/dev-identity/up-identity.ts';
+import { routerIdentitySettings, start, withConsoleOrigins } from '../src/dev-identity/up-identity.ts';
 import { readyMessage } from '../src/ready-message.ts';
 import { findService } from '../src/services.ts';
-import { serviceEnv } from '../src/up.ts';
+import { serviceEnv, withPlannedAddresses } from '../src/up.ts';
 
 const clientSecret = 'client-secret-'.padEnd(43, 'x');
 const cookieKey = 'cookie-key-'.padEnd(43, 'y');
@@ -111,10 +111,48 @@ describe('platform up and the development identity provider', () => {
 
   test('the router is wired to it unless IDP_URL is set, and only the router', () => {
     const identity = { name: 'identity', url: 'http://127.0.0.1:8444', links: { audience: devAudience } };
-    assert.deepEqual(routerIdentitySettings(identity), { IDP_URL: 'http://127.0.0.1:8444', ROUTER_IDP_AUDIENCE: devAudience });
+    assert.deepEqual(routerIdentitySettings(identity), {
+      IDP_URL: 'http://127.0.0.1:8444',
+      ROUTER_IDP_AUDIENCE: devAudience,
+      ROUTER_CONSOLE_SCOPE: 'platform',
+    });
     assert.equal(serviceEnv({}, 'router', [identity]).IDP_URL, 'http://127.0.0.1:8444');
     assert.equal(serviceEnv({ IDP_URL: 'https://idp.example' }, 'router', [identity]).IDP_URL, 'https://idp.example');
     assert.equal(serviceEnv({}, 'daemon', [identity]).IDP_URL, undefined);
+  });
+
+  test('the console client is sent back to the router only: its origins follow where the router will listen', async () => {
+    const fixedPort = await withConsoleOrigins({ ROUTER_PORT: '9443' });
+    assert.equal(fixedPort.IDENTITY_CONSOLE_ORIGINS, 'http://127.0.0.1:9443,http://localhost:9443');
+    assert.equal((await withConsoleOrigins({})).IDENTITY_CONSOLE_ORIGINS, 'http://127.0.0.1:8443,http://localhost:8443');
+    assert.equal(
+      (await withConsoleOrigins({ PORT: '9000' })).IDENTITY_CONSOLE_ORIGINS,
+      'http://127.0.0.1:8443,http://localhost:8443',
+      'PORT is not the router’s',
+    );
+    const free = await withConsoleOrigins({ PORT: '0' });
+    assert.match(free.ROUTER_PORT ?? '', /^[1-9]\d+$/, 'a free port is fixed for the router before it starts');
+    assert.equal(free.IDENTITY_CONSOLE_ORIGINS, `http://127.0.0.1:${free.ROUTER_PORT},http://localhost:${free.ROUTER_PORT}`);
+    assert.equal(
+      (await withConsoleOrigins({ ROUTER_ADDR: '[::1]:9001' })).IDENTITY_CONSOLE_ORIGINS,
+      'http://127.0.0.1:9001,http://localhost:9001,http://[::1]:9001',
+    );
+    assert.equal((await withConsoleOrigins({ HOST: '0.0.0.0', ROUTER_PORT: '9443' })).IDENTITY_CONSOLE_ORIGINS, 'http://127.0.0.1:9443,http://localhost:9443');
+    for (const env of [{ NODE_ENV: 'production' }, { IDP_URL: 'https://idp.example' }])
+      assert.equal((await withConsoleOrigins(env)).IDENTITY_CONSOLE_ORIGINS, undefined, JSON.stringify(env));
+  });
+
+  test('the router reads settlement and the marketplace for the console without waiting for the marketplace to start', async () => {
+    const settlement = { name: 'settlement', url: 'http://127.0.0.1:9097' };
+    const fixed = await withPlannedAddresses({ PORT: '0' });
+    assert.match(fixed.MARKETPLACE_PORT ?? '', /^[1-9]\d+$/);
+    const router = serviceEnv(fixed, 'router', [settlement]);
+    assert.equal(router.ROUTER_MARKETPLACE_URL, `http://127.0.0.1:${fixed.MARKETPLACE_PORT}`);
+    assert.equal(router.ROUTER_SETTLEMENT_URL, 'http://127.0.0.1:9097');
+    assert.equal(serviceEnv(fixed, 'marketplace').PORT, fixed.MARKETPLACE_PORT, 'the marketplace listens where the router was told');
+    assert.deepEqual(await withPlannedAddresses({}), {});
+    assert.equal(serviceEnv({}, 'router', []).ROUTER_MARKETPLACE_URL, 'http://127.0.0.1:9098');
+    assert.equal(serviceEnv({ ROUTER_MARKETPLACE_URL: 'https://market.example' }, 'router', []).ROUTER_MARKETPLACE_URL, 'https://market.example');
   });
 
   test('the ready message: with it, the router is configured and the last two lines talk through it with platform token', () => {

@@ -26,7 +26,10 @@ export async function run(_command: string, args: readonly string[], context: Co
   if (pinned === undefined)
     console.error(`receipt: using the sequencer key ${url}/v1/info publishes (pass --public-key to check against a key obtained separately)`);
   const { evidence, record } = await reads.receiptEvidence(seq);
-  const verdict = verifyReceiptEvidence(evidence, { sequencerPublicKey: (pinned ?? info.sequencer_public_key).toLowerCase(), origin: info.checkpoint_origin });
+  const verdict = await verifyReceiptEvidence(evidence, {
+    sequencerPublicKey: (pinned ?? info.sequencer_public_key).toLowerCase(),
+    origin: info.checkpoint_origin,
+  });
   if (values.json) {
     printJson(
       verdict.ok

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { memoryAdapter } from '@platform/kit/oauth/oidc-memory-adapter';
 import Provider, { errors } from 'oidc-provider';
-import { devAudience, devClientId, devRedirectUri, devScope } from './dev-client.ts';
+import { consoleClientId, consolePath, devAudience, devClientId, devRedirectUri, devScope } from './dev-client.ts';
 import { loadIdentityFiles, rememberUrl } from './identity-files.ts';
 
 /** An hour, as the hosted providers' access tokens. */
@@ -16,6 +16,8 @@ export interface DevIdentityOptions {
   clientSecret: string;
   /** Signs the provider's cookies (its interaction and session state while a token is asked for). */
   cookieKey: string;
+  /** The router's origins (`http://127.0.0.1:8443`): the console's client is sent back to `<origin>/console/` only. */
+  consoleOrigins?: readonly string[];
 }
 
 export interface DevIdentity {
@@ -30,8 +32,8 @@ export interface DevIdentity {
 
 /**
  * A real OpenID provider (oidc-provider) for development, so the router checks tokens exactly as in production
- * (discovery, JWKS over HTTP, ES256 signatures, issuer, audience, expiry). It knows one user and one confidential
- * client, and listens on 127.0.0.1 only. Authorization is the code flow with PKCE (S256, required) and the client's
+ * (discovery, JWKS over HTTP, ES256 signatures, issuer, audience, expiry). It knows one user, one confidential
+ * client (`platform token`) and the console's public client, and listens on 127.0.0.1 only. Authorization is the code flow with PKCE (S256, required) and the client's
  * secret at the token endpoint; login and consent are approved at once for the development user, without a page,
  * so a token is one walk of redirects (`requestDevToken`). Reaching the port is not enough to get a token: the code is
  * worth nothing without the client secret, which only a holder of the platform's root secret can derive.
@@ -73,6 +75,7 @@ function providerConfiguration(userId: string, signingKey: object, options: DevI
   return {
     adapter: memoryAdapter(),
     clients: [
+      ...consoleClient(options.consoleOrigins ?? []),
       {
         client_id: devClientId,
         client_secret: options.clientSecret,
@@ -87,8 +90,9 @@ function providerConfiguration(userId: string, signingKey: object, options: DevI
     cookies: { keys: [options.cookieKey] },
     findAccount: async (_ctx: unknown, sub: string) => (sub === userId ? { accountId: sub, claims: async () => ({ sub }) } : undefined),
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-    // Browsers never talk to it: no cross-origin caller is allowed.
-    clientBasedCORS: () => false,
+    // Only the console, a page on the router's origin, calls it from a browser (its token endpoint).
+    clientBasedCORS: (_ctx: unknown, origin: string, client: { clientId: string }) =>
+      client.clientId === consoleClientId && (options.consoleOrigins ?? []).includes(origin),
     features: {
       devInteractions: { enabled: false },
       resourceIndicators: {
@@ -104,6 +108,21 @@ function providerConfiguration(userId: string, signingKey: object, options: DevI
     pkce: { required: () => true },
     ttl: { AccessToken: accessTokenSeconds, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
   };
+}
+
+/** The console's public client, when `up` told the provider where the router serves it. */
+function consoleClient(origins: readonly string[]): Record<string, unknown>[] {
+  if (origins.length === 0) return [];
+  return [
+    {
+      client_id: consoleClientId,
+      redirect_uris: origins.map((origin) => `${origin}${consolePath}`),
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
+  ];
 }
 
 /** Login and consent, approved at once: the development user grants the router's scope to the one client. */

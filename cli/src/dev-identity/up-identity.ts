@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { ConfigError, type Env, read } from '@platform/kit/config';
+import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
 import { derivedValue, platformDataDir } from '../platform-secrets.ts';
-import { devIdentityPort } from './dev-client.ts';
+import { devIdentityPort, devScope } from './dev-client.ts';
 import { requestDevToken } from './request-token.ts';
 
 /** The development provider's folder: IDENTITY_DATA_DIR, else `identity` under `up`'s DATA_DIR. */
@@ -32,6 +33,10 @@ export async function start(env: Env): Promise<StartedService> {
     port: read.integer(env, 'PORT', devIdentityPort, { min: 0, max: 65535 }),
     clientSecret,
     cookieKey,
+    consoleOrigins: read
+      .string(env, 'IDENTITY_CONSOLE_ORIGINS', '')
+      .split(',')
+      .filter((origin) => origin !== ''),
   });
   return {
     name: 'identity',
@@ -42,9 +47,31 @@ export async function start(env: Env): Promise<StartedService> {
   };
 }
 
+/**
+ * Fixes the router's public port before anything starts (a free one under PORT=0) and tells the identity provider the
+ * router's origins, so the console's client may be sent back to the router's `/console/` and nowhere else.
+ */
+export async function withConsoleOrigins(env: Env): Promise<Env> {
+  if (!identityRunsUnder(env)) return env;
+  const fixed = { ...env };
+  const address = env.ROUTER_ADDR ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(env.ROUTER_ADDR) : undefined;
+  // As serviceEnv hands them out: ROUTER_ADDR, else ROUTER_PORT, else a free one under PORT=0, else the router's 8443.
+  let port = address?.[3] ?? (env.ROUTER_PORT || undefined) ?? (env.PORT === '0' ? undefined : '8443');
+  if (port === undefined || port === '0') {
+    port = String(await freePort());
+    fixed.ROUTER_PORT = port;
+  }
+  const host = address?.[1] ?? address?.[2] ?? env.HOST ?? '127.0.0.1';
+  const hosts = new Set(['127.0.0.1', 'localhost', host.includes(':') ? `[${host}]` : host]);
+  hosts.delete('0.0.0.0');
+  hosts.delete('[::]');
+  fixed.IDENTITY_CONSOLE_ORIGINS = [...hosts].map((name) => `http://${name}:${port}`).join(',');
+  return fixed;
+}
+
 /** The router's settings for the provider `up` started: its URL (the issuer, discovered) and the tokens' audience. */
 export function routerIdentitySettings(identity: { url: string; links?: Record<string, string> }): Record<string, string> {
-  return { IDP_URL: identity.url, ROUTER_IDP_AUDIENCE: identity.links?.audience as string };
+  return { IDP_URL: identity.url, ROUTER_IDP_AUDIENCE: identity.links?.audience as string, ROUTER_CONSOLE_SCOPE: devScope };
 }
 
 /**

@@ -1,14 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { didFor } from '@platform/kit/auth/did';
 import { privateKeyFromSeed, publicKeyHex, signMessage } from '@platform/kit/auth/ed25519';
+import type { AgentKey } from './agent-key-type.ts';
 
-/** An agent's identity: a 32-byte ed25519 seed (64 hex) and the DID it yields. */
-export interface AgentKey {
-  readonly seedHex: string;
-  readonly publicKeyHex: string;
-  readonly did: string;
-  sign(message: string): string;
-}
+export type { AgentKey } from './agent-key-type.ts';
 
 /**
  * The agent key for a seed; the DID label is the owner's user id.

@@ -1,5 +1,5 @@
 import type { ConnectorConfirmation } from '@platform/kit/connector-confirmation';
-import type { AgentKey } from './agent-key.ts';
+import type { AgentKey } from './agent-key-type.ts';
 import { ServiceSession, type SessionTransport } from './service-session.ts';
 
 /** One tool of a connector as the catalogue shows it. */

@@ -1,5 +1,5 @@
 import { formatAmount, parseAmount } from '@platform/kit/money';
-import type { AgentKey } from './agent-key.ts';
+import type { AgentKey } from './agent-key-type.ts';
 import { type PaymentTerms, signHoldForTerms, signVoucher } from './marketplace-payments.ts';
 
 /** A marketplace answer in the spec's error envelope `{error, message, detail}`. */

@@ -1,7 +1,7 @@
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
 import { type TabKind, voucherSigningText } from '@platform/kit/marketplace-voucher';
 import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
-import type { AgentKey } from './agent-key.ts';
+import type { AgentKey } from './agent-key-type.ts';
 
 /** What a marketplace 402 asks for: a settlement hold of `amount` for `pay_to`, bound to the call by `ref`. */
 export interface PaymentTerms {

@@ -1,4 +1,4 @@
-import type { AgentKey } from './agent-key.ts';
+import type { AgentKey } from './agent-key-type.ts';
 import { ServiceSession } from './service-session.ts';
 
 export interface AlarmView {

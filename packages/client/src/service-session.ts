@@ -1,4 +1,4 @@
-import type { AgentKey } from './agent-key.ts';
+import type { AgentKey } from './agent-key-type.ts';
 
 /** A failure answered by a service in the `{ok:false, error}` envelope (or a transport failure). */
 export class ServiceCallError extends Error {

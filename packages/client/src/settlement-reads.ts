@@ -21,7 +21,7 @@ export interface ReceiptRecord {
 
 /**
  * Settlement's public reads, which need no agent key or token (the explorer group): a third party checking a
- * receipt uses only these.
+ * receipt uses only these. No Node module: the console uses it in the browser, through the router's `/ledger` prefix.
  *
  * @example const evidence = await new SettlementReads({ baseUrl }).receiptEvidence(42)
  */
@@ -73,6 +73,7 @@ export class SettlementReads {
   }
 
   async #get<T>(path: string): Promise<T> {
-    return readEnvelope<T>(await this.#fetch(new URL(path, this.#baseUrl)));
+    // Joined, not resolved: a base with a path (the router's `/ledger` prefix for the console) keeps it.
+    return readEnvelope<T>(await this.#fetch(`${this.#baseUrl.replace(/\/+$/, '')}${path}`));
   }
 }

@@ -3,6 +3,7 @@ import { type ParsedDid, parseDid } from './auth/did.ts';
 import { publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './auth/ed25519.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { parseAmount } from './money.ts';
+import { maxIntentRefLength, refPattern } from './settlement-ref.ts';
 
 /**
  * The settlement intent: a payer's ed25519-signed authorisation to move one amount once. The settlement
@@ -26,7 +27,7 @@ export const maxIntentWireLength = 4096;
 /** Default for how far ahead an expiry may be, so a leaked intent cannot be replayed for days. */
 export const defaultMaxIntentLifetimeSeconds = 3600;
 
-export const maxIntentRefLength = 200;
+export { maxIntentRefLength } from './settlement-ref.ts';
 
 export interface SettlementIntent {
   /** Format version; only 1 exists. */
@@ -80,7 +81,6 @@ const intentKeys = ['version', 'from', 'to', 'amount', 'ref', 'nonce', 'expiry',
 const signedKeys = ['intent', 'public_key', 'signature'] as const;
 const base64url = /^[A-Za-z0-9_-]+$/;
 const noncePattern = /^[A-Za-z0-9_-]{16,64}$/;
-const refPattern = /^[\x20-\x7e]*$/;
 const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
 const lowerHex64 = /^[0-9a-f]{64}$/;
 const lowerHex128 = /^[0-9a-f]{128}$/;

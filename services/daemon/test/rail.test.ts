@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { agentKeyFromSeed, generateAgentKey } from '@platform/client/agent-key';
 import { SettlementClient } from '@platform/client/settlement-client';
-import { publicKeyFromHex } from '@platform/kit/auth/ed25519';
 import { verifyChain } from '@platform/kit/journal-envelope';
 import { defaultModelIds } from '@platform/kit/model-labels';
 import { eventually } from '@platform/testkit/eventually';
@@ -101,7 +100,7 @@ describe('the rail against the real gateway, memory server and settlement', () =
         'intent.attest',
       ],
     );
-    const verdict = verifyChain(chain.envelopes, publicKeyFromHex(chain.public_key)!, id);
+    const verdict = await verifyChain(chain.envelopes, chain.public_key, id);
     assert.equal(verdict.ok, true);
     const payStep = chain.state.steps.find((step: { id: string }) => step.id === 'pay');
     assert.equal(payStep.arguments.to, bob.did);

@@ -1,6 +1,7 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { corsHeaders } from './http/cors.ts';
 import { registerAdminRoutes } from './routes/admin-routes.ts';
+import { registerConsoleRoutes } from './routes/console-routes.ts';
 import { registerInternalHealth } from './routes/internal-routes.ts';
 import { registerProxyRoute } from './routes/proxy-route.ts';
 import { registerPublicRoutes } from './routes/public-routes.ts';
@@ -13,7 +14,7 @@ export const serviceVersion = '0.1.0';
 /** The router's own JSON bodies are small; proxied bodies stream through without this limit (the daemon has its own). */
 const ownBodyBytes = 64 * 1024;
 
-/** The public listener: health, version, the caller's account and invite, and everything else proxied. */
+/** The public listener: health, version, the caller's account and invite, the console's page, and everything else proxied. */
 export async function buildPublicApp(deps: RouteDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (public)`, version: serviceVersion } });
   app.addHook('onRequest', async (request, reply) => {
@@ -22,6 +23,7 @@ export async function buildPublicApp(deps: RouteDeps) {
     if (preflight) return reply.status(204).send();
   });
   registerPublicRoutes(app, deps);
+  registerConsoleRoutes(app, deps);
   await registerProxyRoute(app, deps);
   return app;
 }

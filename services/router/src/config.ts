@@ -36,6 +36,25 @@ export interface FlySettings {
   readonly daemonEnv: Readonly<Record<string, string>>;
 }
 
+/** The console (web/console) the router serves at /console/, and the identity provider's client it signs in with. */
+export interface ConsoleSettings {
+  /** The built page (`web/console/dist`); without its index.html, /console/ answers 503 naming the build. */
+  readonly dir: string;
+  /** A public client (PKCE, no secret) whose redirect URI is `<router>/console/`. */
+  readonly clientId: string;
+  readonly scope: string;
+  /** RFC 8707 `resource` to ask for, when the provider needs one to issue tokens for the router's audience. */
+  readonly resource: string | undefined;
+}
+
+/** Services whose public, read-only routes the console reads through the router (GET only, an allowlist of paths). */
+export interface PublicReadSettings {
+  /** Settlement's explorer reads under /ledger (receipts, checkpoints, proofs, batches, supply, the transfer feed). */
+  readonly settlementUrl: string | undefined;
+  /** The marketplace's catalog under /market. */
+  readonly marketplaceUrl: string | undefined;
+}
+
 export interface RouterConfig extends BaseConfig {
   readonly publicAddress: ListenAddress;
   readonly internalAddress: ListenAddress;
@@ -61,6 +80,8 @@ export interface RouterConfig extends BaseConfig {
   readonly production: boolean;
   readonly processProvider: ProcessProviderSettings;
   readonly fly: FlySettings | undefined;
+  readonly console: ConsoleSettings;
+  readonly publicReads: PublicReadSettings;
 }
 
 /** The settings every daemon gets from the router's own environment (a daemon never sees the router's secrets). */
@@ -156,7 +177,14 @@ function fly(env: Env): FlySettings | undefined {
  * required; in development they default (8443, 8081, no identity provider, embedded PGlite); with NODE_ENV=production
  * IDP_URL, DATABASE_URL and a daemon token root are required.
  */
-export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags: readonly string[] }): RouterConfig {
+function optionalUrl(env: Env, name: string): string | undefined {
+  const url = read.optionalString(env, name);
+  if (url === undefined) return undefined;
+  read.url(env, name, url, ['http:', 'https:'], false);
+  return url.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags: readonly string[]; consoleDir: string }): RouterConfig {
   const base = readBaseConfig(env, { service: 'router', defaultPort: 8443 });
   const production = read.string(env, 'NODE_ENV', '') === 'production';
   // `platform up` passes PORT (0 in tests): the public port, and a free internal one too when it is 0.
@@ -205,5 +233,12 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
       stopOnExit: read.boolean(env, 'ROUTER_STOP_DAEMONS_ON_EXIT', true),
     }),
     fly: fly(env),
+    console: Object.freeze({
+      dir: read.string(env, 'ROUTER_CONSOLE_DIR', defaults.consoleDir),
+      clientId: read.string(env, 'ROUTER_CONSOLE_CLIENT_ID', 'platform-console'),
+      scope: read.string(env, 'ROUTER_CONSOLE_SCOPE', 'openid'),
+      resource: read.optionalString(env, 'ROUTER_CONSOLE_RESOURCE'),
+    }),
+    publicReads: Object.freeze({ settlementUrl: optionalUrl(env, 'ROUTER_SETTLEMENT_URL'), marketplaceUrl: optionalUrl(env, 'ROUTER_MARKETPLACE_URL') }),
   });
 }

@@ -14,6 +14,8 @@ import type { RouterSchema } from './db/schema.ts';
 export const daemonLaunch = {
   daemonEntry: fileURLToPath(new URL('../../daemon/dist/main.js', import.meta.url)),
   nodeFlags: ['--max-semi-space-size=1', '--expose-gc'],
+  // The console's built page (`npm install` builds it), served at /console/.
+  consoleDir: fileURLToPath(new URL('../../../web/console/dist', import.meta.url)),
 };
 
 /** Starts the router: the database, both listeners, the idle reaper. Stopping stops the daemons it started. */

@@ -175,6 +175,9 @@ describe('the proxy', () => {
   });
 
   test('an upstream that stops sending is cut at ROUTER_PROXY_TIMEOUT on the injected clock: 503 with Retry-After, not 502', async () => {
+    // The manual clock was made when the file loaded; on a loaded machine the setup can take longer than the token
+    // checks' leeway (the provider's tokens say not-before 10 s before they were issued), so it starts from now here.
+    clock.set(new Date());
     const slow = await startRouter(pglite!, idp, {
       clock,
       env: { ROUTER_GATEWAY_URL: gateway.url, PLATFORM_GATEWAY_TOKEN: gatewayToken, ROUTER_PROXY_TIMEOUT: '2s', ROUTER_CODY_PORT: String(await freePort()) },

@@ -77,16 +77,22 @@ for (const engine of testEngines()) {
       assert.deepEqual([pending.body.data.batch, pending.body.data.inclusion_proof], [null, null]);
       await s.call('POST', '/v1/settle', { token: payer.token });
       const data = (await s.call('GET', `/v1/receipt/${paid.body.data.seq}`)).body.data;
-      const verified = verifyReceipt(data.receipt, sequencerKey);
+      const verified = await verifyReceipt(data.receipt, sequencerKey);
       assert.ok(verified.ok, verified.ok ? '' : verified.reason);
-      const checkpoint = openCheckpoint(data.batch.checkpoint, vkey);
+      const checkpoint = await openCheckpoint(data.batch.checkpoint, vkey);
       assert.ok(checkpoint.ok);
       assert.equal(checkpoint.origin, origin);
-      assert.equal(`0x${checkpoint.rootHash.toString('hex')}`, data.batch.log_root);
+      assert.equal(`0x${Buffer.from(checkpoint.rootHash).toString('hex')}`, data.batch.log_root);
       const proof = data.inclusion_proof.map(fromHex);
-      assert.ok(verifyInclusion(receiptLeafHash(verified.receipt), data.leaf_index, checkpoint.treeSize, proof, checkpoint.rootHash));
+      assert.ok(await verifyInclusion(receiptLeafHash(verified.receipt), data.leaf_index, checkpoint.treeSize, proof, checkpoint.rootHash));
       assert.ok(
-        !verifyInclusion(receiptLeafHash({ ...verified.receipt, amount: '3.000001' }), data.leaf_index, checkpoint.treeSize, proof, checkpoint.rootHash),
+        !(await verifyInclusion(
+          receiptLeafHash({ ...verified.receipt, amount: '3.000001' }),
+          data.leaf_index,
+          checkpoint.treeSize,
+          proof,
+          checkpoint.rootHash,
+        )),
       );
       const anchor = await s.call('GET', `/v1/anchor/${data.batch.log_root}`);
       assert.equal(anchor.body.data.batch_id, data.batch.id);
@@ -101,16 +107,16 @@ for (const engine of testEngines()) {
       const batches = (await s.call('GET', '/v1/batches?limit=200')).body.data.batches.reverse();
       assert.ok(batches.length >= 3);
       for (let i = 1; i < batches.length; i++) {
-        const older = openCheckpoint(batches[i - 1].checkpoint, vkey);
-        const newer = openCheckpoint(batches[i].checkpoint, vkey);
+        const older = await openCheckpoint(batches[i - 1].checkpoint, vkey);
+        const newer = await openCheckpoint(batches[i].checkpoint, vkey);
         assert.ok(older.ok && newer.ok);
         const response = await s.call('GET', `/v1/log/consistency?from=${older.treeSize}&to=${newer.treeSize}`);
         assert.equal(response.status, 200);
         const proof = response.body.data.proof.map(fromHex);
-        assert.ok(verifyConsistency(older.treeSize, newer.treeSize, older.rootHash, newer.rootHash, proof), `batch ${i}`);
-        assert.ok(!verifyConsistency(older.treeSize, newer.treeSize, Buffer.alloc(32, 1), newer.rootHash, proof));
+        assert.ok(await verifyConsistency(older.treeSize, newer.treeSize, older.rootHash, newer.rootHash, proof), `batch ${i}`);
+        assert.ok(!(await verifyConsistency(older.treeSize, newer.treeSize, Buffer.alloc(32, 1), newer.rootHash, proof)));
       }
-      const head = openCheckpoint((await s.call('GET', '/v1/checkpoint')).body.data.checkpoint, vkey);
+      const head = await openCheckpoint((await s.call('GET', '/v1/checkpoint')).body.data.checkpoint, vkey);
       assert.ok(head.ok);
       assert.equal((await s.call('GET', `/v1/log/consistency?from=1&to=${head.treeSize + 1}`)).status, 400);
       assert.equal((await s.call('GET', '/v1/log/consistency?from=0')).status, 400);

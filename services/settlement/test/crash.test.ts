@@ -333,7 +333,7 @@ describe('settlement on PostgreSQL survives SIGKILL under load', { skip: adminUr
       const served = await call(second.url, 'GET', `/v1/receipt/${ack.seq}`);
       assert.equal(served.status, 200, show(served));
       assert.deepEqual(served.body.data.receipt, ack.receipt, `the receipt served for seq ${ack.seq} is the one acknowledged`);
-      const verified = verifyReceipt(served.body.data.receipt, sequencerPublicKey);
+      const verified = await verifyReceipt(served.body.data.receipt, sequencerPublicKey);
       assert.ok(verified.ok, `seq ${ack.seq}: ${verified.ok ? '' : verified.reason}`);
     });
 
@@ -417,7 +417,7 @@ describe('settlement on PostgreSQL survives SIGKILL under load', { skip: adminUr
       { first_seq: batch.first_seq, last_seq: batch.last_seq, log_size: batch.log_size },
       { first_seq: 1, last_seq: final.length, log_size: final.length },
     );
-    const checkpoint = openCheckpoint(batch.checkpoint, info.body.data.checkpoint_verifier_key);
+    const checkpoint = await openCheckpoint(batch.checkpoint, info.body.data.checkpoint_verifier_key);
     assert.ok(checkpoint.ok, `the checkpoint opens: ${checkpoint.ok ? '' : checkpoint.reason}`);
     assert.equal(checkpoint.treeSize, final.length);
     await eachLimited(acknowledged, replayConcurrency, async (ack) => {
@@ -425,7 +425,7 @@ describe('settlement on PostgreSQL survives SIGKILL under load', { skip: adminUr
       assert.equal(served.status, 200, show(served));
       const proof = (served.body.data.inclusion_proof as string[]).map((hash) => Buffer.from(hash.slice(2), 'hex'));
       assert.ok(
-        verifyInclusion(receiptLeafHash(ack.receipt), ack.seq - 1, checkpoint.treeSize, proof, checkpoint.rootHash),
+        await verifyInclusion(receiptLeafHash(ack.receipt), ack.seq - 1, checkpoint.treeSize, proof, checkpoint.rootHash),
         `the checkpoint proves the receipt acknowledged at seq ${ack.seq}`,
       );
     });

@@ -141,12 +141,12 @@ for (const engine of testEngines()) {
       const info = (await s.call('GET', '/v1/info')).body.data;
       for (const t of all) {
         const data = (await s.call('GET', `/v1/receipt/${t.seq}`)).body.data;
-        const verified = verifyReceipt(data.receipt, info.sequencer_public_key);
+        const verified = await verifyReceipt(data.receipt, info.sequencer_public_key);
         assert.ok(verified.ok, `receipt ${t.seq}`);
-        const checkpoint = openCheckpoint(data.batch.checkpoint, info.checkpoint_verifier_key);
+        const checkpoint = await openCheckpoint(data.batch.checkpoint, info.checkpoint_verifier_key);
         assert.ok(checkpoint.ok);
         assert.ok(
-          verifyInclusion(receiptLeafHash(verified.receipt), t.seq - 1, checkpoint.treeSize, data.inclusion_proof.map(fromHex), checkpoint.rootHash),
+          await verifyInclusion(receiptLeafHash(verified.receipt), t.seq - 1, checkpoint.treeSize, data.inclusion_proof.map(fromHex), checkpoint.rootHash),
           `inclusion ${t.seq}`,
         );
       }
@@ -155,13 +155,13 @@ for (const engine of testEngines()) {
       const batches = (await s.call('GET', '/v1/batches?limit=200')).body.data.batches.reverse();
       assert.ok(batches.length >= 3, 'the count trigger closed several windows');
       for (let i = 0; i < batches.length; i++) {
-        const newer = openCheckpoint(batches[i].checkpoint, info.checkpoint_verifier_key);
+        const newer = await openCheckpoint(batches[i].checkpoint, info.checkpoint_verifier_key);
         assert.ok(newer.ok);
         if (i > 0) {
-          const older = openCheckpoint(batches[i - 1].checkpoint, info.checkpoint_verifier_key);
+          const older = await openCheckpoint(batches[i - 1].checkpoint, info.checkpoint_verifier_key);
           assert.ok(older.ok);
           const proof = (await s.call('GET', `/v1/log/consistency?from=${older.treeSize}&to=${newer.treeSize}`)).body.data.proof.map(fromHex);
-          assert.ok(verifyConsistency(older.treeSize, newer.treeSize, older.rootHash, newer.rootHash, proof));
+          assert.ok(await verifyConsistency(older.treeSize, newer.treeSize, older.rootHash, newer.rootHash, proof));
         }
         let leaves = 0n;
         for (const agent of team) {

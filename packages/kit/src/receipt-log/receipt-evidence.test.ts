@@ -39,39 +39,39 @@ function evidence(): ReceiptEvidence {
   };
 }
 
-const reasonFor = (changed: ReceiptEvidence, trusted = keys): string => {
-  const verdict = verifyReceiptEvidence(changed, trusted);
+const reasonFor = async (changed: ReceiptEvidence, trusted = keys): Promise<string> => {
+  const verdict = await verifyReceiptEvidence(changed, trusted);
   assert.equal(verdict.ok, false, 'expected the evidence to be refused');
   return verdict.ok ? '' : verdict.reason;
 };
 
 describe('verifyReceiptEvidence', () => {
-  it('accepts a genuine receipt, its checkpoint, inclusion proof and a consistent later checkpoint', () => {
-    const verdict = verifyReceiptEvidence(evidence(), keys);
+  it('accepts a genuine receipt, its checkpoint, inclusion proof and a consistent later checkpoint', async () => {
+    const verdict = await verifyReceiptEvidence(evidence(), keys);
     assert.ok(verdict.ok);
     assert.deepEqual([verdict.receipt.seq, verdict.treeSize, verdict.latestSize], [3, 6, 10]);
     assert.equal(verdict.rootHex, `0x${rootHash(leaves, 6).toString('hex')}`);
-    const alone = verifyReceiptEvidence({ ...evidence(), latest: undefined }, keys);
+    const alone = await verifyReceiptEvidence({ ...evidence(), latest: undefined }, keys);
     assert.ok(alone.ok && alone.latestSize === undefined);
   });
 
-  it('names what failed: an edited receipt, another seq, another key, no batch yet', () => {
+  it('names what failed: an edited receipt, another seq, another key, no batch yet', async () => {
     const edited = evidence();
     edited.receipt = { ...(edited.receipt as object), amount: '300.000000' };
-    assert.equal(reasonFor(edited), 'receipt: signature does not verify over the receipt');
-    assert.match(reasonFor({ ...evidence(), seq: 4 }), /^receipt: seq is 3, not the 4 asked for$/);
-    assert.match(reasonFor(evidence(), { ...keys, sequencerPublicKey: publicKeyHex(other) }), /^receipt: receipt.sequencer is not the expected/);
-    assert.match(reasonFor({ ...evidence(), checkpoint: null, inclusionProof: null }), /no checkpoint covers the receipt yet/);
+    assert.equal(await reasonFor(edited), 'receipt: signature does not verify over the receipt');
+    assert.match(await reasonFor({ ...evidence(), seq: 4 }), /^receipt: seq is 3, not the 4 asked for$/);
+    assert.match(await reasonFor(evidence(), { ...keys, sequencerPublicKey: publicKeyHex(other) }), /^receipt: receipt.sequencer is not the expected/);
+    assert.match(await reasonFor({ ...evidence(), checkpoint: null, inclusionProof: null }), /no checkpoint covers the receipt yet/);
   });
 
-  it('refuses a checkpoint by another key or origin, a wrong inclusion proof, and a later checkpoint that forks', () => {
-    assert.equal(reasonFor({ ...evidence(), checkpoint: checkpointAt(6, other) }), 'checkpoint: no signature by the verifier key');
-    assert.equal(reasonFor(evidence(), { ...keys, origin: 'another/log' }), 'checkpoint: no signature by the verifier key');
-    assert.match(reasonFor({ ...evidence(), inclusionProof: hex(inclusionProof(leaves, 3, 6)) }), /^inclusion proof: leaf 2 does not lead/);
-    assert.match(reasonFor({ ...evidence(), inclusionProof: ['zz'] }), /not a list of 32-byte hex hashes/);
+  it('refuses a checkpoint by another key or origin, a wrong inclusion proof, and a later checkpoint that forks', async () => {
+    assert.equal(await reasonFor({ ...evidence(), checkpoint: checkpointAt(6, other) }), 'checkpoint: no signature by the verifier key');
+    assert.equal(await reasonFor(evidence(), { ...keys, origin: 'another/log' }), 'checkpoint: no signature by the verifier key');
+    assert.match(await reasonFor({ ...evidence(), inclusionProof: hex(inclusionProof(leaves, 3, 6)) }), /^inclusion proof: leaf 2 does not lead/);
+    assert.match(await reasonFor({ ...evidence(), inclusionProof: ['zz'] }), /not a list of 32-byte hex hashes/);
     const forked = [...leaves.slice(0, 4), Buffer.alloc(32, 7), ...leaves.slice(5)];
     const forkedHead = signCheckpoint({ origin, treeSize: 10, rootHash: rootHash(forked) }, { name: origin, privateKey: key });
     const fork = { ...evidence(), latest: { checkpoint: forkedHead, consistencyProof: hex(consistencyProof(forked, 6, 10)) } };
-    assert.match(reasonFor(fork), /^consistency proof: the latest checkpoint \(size 10\) does not extend the receipt's \(size 6\)$/);
+    assert.match(await reasonFor(fork), /^consistency proof: the latest checkpoint \(size 10\) does not extend the receipt's \(size 6\)$/);
   });
 });

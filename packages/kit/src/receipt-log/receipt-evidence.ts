@@ -1,7 +1,9 @@
-import { openCheckpoint } from './checkpoint.ts';
-import { verifyConsistency, verifyInclusion } from './merkle-log.ts';
-import { type Receipt, receiptLeafHash, verifyReceipt } from './receipt.ts';
-import { isValidKeyName, verifierKey } from './signed-note.ts';
+import { bytesToHex, hexToBytes } from '../web-crypto.ts';
+import { openCheckpoint } from './checkpoint-verify.ts';
+import { verifyConsistency, verifyInclusion } from './merkle-proofs.ts';
+import { isValidKeyName, verifierKeyOf } from './note-verify.ts';
+import type { Receipt } from './receipt-shape.ts';
+import { receiptLeafHashOf, verifyReceipt } from './receipt-verify.ts';
 
 /**
  * Everything a third party needs to check one settlement receipt offline, as settlement serves it:
@@ -32,9 +34,9 @@ export type EvidenceVerdict = { ok: true; receipt: Receipt; treeSize: number; ro
 
 const hexHash = /^(0x)?[0-9a-fA-F]{64}$/;
 
-function hashesFromHex(proof: readonly string[]): Buffer[] | undefined {
+function hashesFromHex(proof: readonly string[]): Uint8Array[] | undefined {
   if (!Array.isArray(proof) || !proof.every((hash) => typeof hash === 'string' && hexHash.test(hash))) return undefined;
-  return proof.map((hash) => Buffer.from(hash.replace(/^0x/, ''), 'hex'));
+  return proof.map((hash) => hexToBytes(hash.replace(/^0x/, '')) as Uint8Array);
 }
 
 /**
@@ -42,33 +44,34 @@ function hashesFromHex(proof: readonly string[]): Buffer[] | undefined {
  * the covering checkpoint's signature and origin; the inclusion proof of leaf `seq - 1` against the checkpoint's
  * root; and, when given, that the latest checkpoint extends it (so the log was not rewritten since). The checkpoint
  * verifier key is derived from the sequencer key and the origin (settlement signs both with one key), so pinning
- * the one key pins everything. Every failure is a returned one-line reason.
+ * the one key pins everything. Every failure is a returned one-line reason. It runs on WebCrypto, so the CLI and the
+ * console in a browser run this same code.
  *
- * @example const verdict = verifyReceiptEvidence(evidence, { sequencerPublicKey: info.sequencer_public_key, origin: info.checkpoint_origin })
+ * @example const verdict = await verifyReceiptEvidence(evidence, { sequencerPublicKey: info.sequencer_public_key, origin: info.checkpoint_origin })
  */
-export function verifyReceiptEvidence(evidence: ReceiptEvidence, keys: ReceiptLogKeys): EvidenceVerdict {
-  const signed = verifyReceipt(evidence.receipt, keys.sequencerPublicKey);
+export async function verifyReceiptEvidence(evidence: ReceiptEvidence, keys: ReceiptLogKeys): Promise<EvidenceVerdict> {
+  const signed = await verifyReceipt(evidence.receipt, keys.sequencerPublicKey);
   if (!signed.ok) return { ok: false, reason: `receipt: ${signed.reason}` };
   const receipt = signed.receipt;
   if (receipt.seq !== evidence.seq) return { ok: false, reason: `receipt: seq is ${receipt.seq}, not the ${evidence.seq} asked for` };
   if (evidence.checkpoint === null || evidence.inclusionProof === null)
     return { ok: false, reason: 'no checkpoint covers the receipt yet (its window has not closed into a batch)' };
   if (!isValidKeyName(keys.origin)) return { ok: false, reason: 'the checkpoint origin is not a valid note key name' };
-  const vkey = verifierKey(keys.origin, Buffer.from(keys.sequencerPublicKey, 'hex'));
-  const checkpoint = openCheckpoint(evidence.checkpoint, vkey);
+  const vkey = await verifierKeyOf(keys.origin, hexToBytes(receipt.sequencer) as Uint8Array);
+  const checkpoint = await openCheckpoint(evidence.checkpoint, vkey);
   if (!checkpoint.ok) return { ok: false, reason: `checkpoint: ${checkpoint.reason}` };
   if (checkpoint.origin !== keys.origin) return { ok: false, reason: `checkpoint: origin "${checkpoint.origin}" is not "${keys.origin}"` };
   const proof = hashesFromHex(evidence.inclusionProof);
   if (!proof) return { ok: false, reason: 'inclusion proof: not a list of 32-byte hex hashes' };
-  if (!verifyInclusion(receiptLeafHash(receipt), receipt.seq - 1, checkpoint.treeSize, proof, checkpoint.rootHash))
+  if (!(await verifyInclusion(await receiptLeafHashOf(receipt), receipt.seq - 1, checkpoint.treeSize, proof, checkpoint.rootHash)))
     return { ok: false, reason: `inclusion proof: leaf ${receipt.seq - 1} does not lead to the root of the checkpoint of size ${checkpoint.treeSize}` };
-  const rootHex = `0x${checkpoint.rootHash.toString('hex')}`;
+  const rootHex = `0x${bytesToHex(checkpoint.rootHash)}`;
   if (!evidence.latest) return { ok: true, receipt, treeSize: checkpoint.treeSize, rootHex, latestSize: undefined };
-  const latest = openCheckpoint(evidence.latest.checkpoint, vkey);
+  const latest = await openCheckpoint(evidence.latest.checkpoint, vkey);
   if (!latest.ok) return { ok: false, reason: `latest checkpoint: ${latest.reason}` };
   const consistency = hashesFromHex(evidence.latest.consistencyProof);
   if (!consistency) return { ok: false, reason: 'consistency proof: not a list of 32-byte hex hashes' };
-  if (!verifyConsistency(checkpoint.treeSize, latest.treeSize, checkpoint.rootHash, latest.rootHash, consistency))
+  if (!(await verifyConsistency(checkpoint.treeSize, latest.treeSize, checkpoint.rootHash, latest.rootHash, consistency)))
     return {
       ok: false,
       reason: `consistency proof: the latest checkpoint (size ${latest.treeSize}) does not extend the receipt's (size ${checkpoint.treeSize})`,

@@ -73,21 +73,21 @@ function refusal(value: unknown): string {
   return checked.ok ? '' : checked.reason;
 }
 
-const refusedBy = (signed: unknown, key = sequencer): string => {
-  const verified = verifyReceipt(signed, key);
+const refusedBy = async (signed: unknown, key = sequencer): Promise<string> => {
+  const verified = await verifyReceipt(signed, key);
   assert.equal(verified.ok, false, 'expected verification to fail');
   return verified.ok ? '' : verified.reason;
 };
 
 describe('receipt format', () => {
-  it('fixes the domain and the kinds', () => {
+  it('fixes the domain and the kinds', async () => {
     assert.equal(receiptSigningDomain, 'platform-settlement-receipt-v1\n');
     assert.deepEqual(receiptKinds, ['deposit', 'transfer', 'hold', 'capture', 'release', 'expire', 'withdraw']);
     assert.equal(publicKeyHex(sequencerKey), sequencer);
   });
 
   for (const vector of vectors) {
-    it(`${vector.name}: literal canonical bytes, signature and leaf hash`, () => {
+    it(`${vector.name}: literal canonical bytes, signature and leaf hash`, async () => {
       const bytes = receiptBytes(vector.receipt);
       assert.equal(bytes.toString('utf8'), `platform-settlement-receipt-v1\n${vector.text}`);
       const signed = signReceipt(vector.receipt, sequencerKey);
@@ -98,7 +98,7 @@ describe('receipt format', () => {
     });
   }
 
-  it('does not depend on key order, and leaves the signature and stray properties out of the bytes', () => {
+  it('does not depend on key order, and leaves the signature and stray properties out of the bytes', async () => {
     const reordered = Object.fromEntries(Object.entries(capture).reverse()) as unknown as Receipt;
     assert.equal(receiptBytes(reordered).toString(), receiptBytes(capture).toString());
     const signed = signReceipt(capture, sequencerKey);
@@ -108,7 +108,7 @@ describe('receipt format', () => {
     assert.deepEqual(receiptLeafHash(signed), receiptLeafHash(capture));
   });
 
-  it('writes the largest seq, 2^53 - 1, as exact decimal', () => {
+  it('writes the largest seq, 2^53 - 1, as exact decimal', async () => {
     const last = { ...capture, seq: Number.MAX_SAFE_INTEGER };
     assert.equal(checkReceipt(last).ok, true);
     assert.match(receiptBytes(last).toString(), /"seq":9007199254740991,/);
@@ -119,13 +119,13 @@ describe('receipt validation', () => {
   const transfer: Receipt = { ...capture, kind: 'transfer', hold_id: null };
   const withdraw: Receipt = { ...capture, kind: 'withdraw', to: null, hold_id: null };
 
-  it('accepts every kind with its own pattern of from, to and hold_id', () => {
+  it('accepts every kind with its own pattern of from, to and hold_id', async () => {
     const valid: Receipt[] = [deposit, transfer, withdraw, ...(['hold', 'capture', 'release', 'expire'] as const).map((kind) => ({ ...capture, kind }))];
     assert.deepEqual(valid.map((r) => r.kind).sort(), [...receiptKinds].sort());
     for (const receipt of valid) assert.deepEqual(checkReceipt(receipt), { ok: true, receipt }, receipt.kind);
   });
 
-  it('refuses a party or hold id where the kind forbids it, and a missing one where it needs it', () => {
+  it('refuses a party or hold id where the kind forbids it, and a missing one where it needs it', async () => {
     assert.equal(refusal({ ...deposit, from: alice }), 'receipt.from must be null for this kind');
     assert.equal(refusal({ ...withdraw, to: bob }), 'receipt.to must be null for this kind');
     assert.equal(refusal({ ...transfer, to: null }), 'receipt.to must be a well-formed DID');
@@ -141,13 +141,13 @@ describe('receipt validation', () => {
     assert.equal(refusal({ ...capture, to: alice }), 'receipt.from and receipt.to must differ');
   });
 
-  it('refuses malformed DIDs, including a lone surrogate that canonical JSON cannot carry', () => {
+  it('refuses malformed DIDs, including a lone surrogate that canonical JSON cannot carry', async () => {
     for (const did of ['did:platform:bob', 'did:web:bob:fedcba9876543210', `did:platform:b\ud800b:fedcba9876543210`, 42]) {
       assert.equal(refusal({ ...transfer, to: did }), 'receipt.to must be a well-formed DID', String(did));
     }
   });
 
-  it('refuses an amount that is zero, not a string, or not written with exactly 6 places', () => {
+  it('refuses an amount that is zero, not a string, or not written with exactly 6 places', async () => {
     assert.equal(refusal({ ...capture, amount: '12.5' }), 'receipt.amount must have exactly 6 decimal places');
     assert.equal(refusal({ ...capture, amount: '12' }), 'receipt.amount must have exactly 6 decimal places');
     assert.equal(refusal({ ...capture, amount: '0.000000' }), 'receipt.amount: amount must be greater than zero');
@@ -155,13 +155,13 @@ describe('receipt validation', () => {
     assert.equal(refusal({ ...capture, amount: '1000000000.000001' }), 'receipt.amount: amount is above the maximum of 1000000000.000000');
   });
 
-  it('refuses a seq that is not an integer from 1 to 2^53 - 1', () => {
+  it('refuses a seq that is not an integer from 1 to 2^53 - 1', async () => {
     for (const seq of [0, -1, 1.5, 2 ** 53, Number.NaN, '7', 7n]) {
       assert.equal(refusal({ ...capture, seq }), 'receipt.seq must be an integer from 1 to 2^53 - 1', String(seq));
     }
   });
 
-  it('refuses a time that is not UTC with exactly three fractional digits, or is not a real instant', () => {
+  it('refuses a time that is not UTC with exactly three fractional digits, or is not a real instant', async () => {
     for (const at of [
       '2026-01-01T00:00:00Z',
       '2026-01-01T00:00:00.12Z',
@@ -174,7 +174,7 @@ describe('receipt validation', () => {
     }
   });
 
-  it('refuses a ref outside printable ASCII or over 200 characters, and accepts the empty ref', () => {
+  it('refuses a ref outside printable ASCII or over 200 characters, and accepts the empty ref', async () => {
     assert.equal(checkReceipt({ ...capture, ref: '' }).ok, true);
     assert.equal(checkReceipt({ ...capture, ref: 'x'.repeat(200) }).ok, true);
     for (const ref of ['x'.repeat(201), 'caf\u00e9', 'a\nb', null]) {
@@ -182,7 +182,7 @@ describe('receipt validation', () => {
     }
   });
 
-  it('refuses another version, an unknown kind, an uppercase sequencer key, missing or unknown fields, and non-objects', () => {
+  it('refuses another version, an unknown kind, an uppercase sequencer key, missing or unknown fields, and non-objects', async () => {
     assert.equal(refusal({ ...capture, v: 2 }), 'receipt.v must be the number 1');
     assert.equal(refusal({ ...capture, kind: 'mint' }), `receipt.kind must be one of ${receiptKinds.join(', ')}`);
     assert.equal(refusal({ ...capture, sequencer: sequencer.toUpperCase() }), 'receipt.sequencer must be 64 lowercase hex characters');
@@ -197,18 +197,18 @@ describe('receipt validation', () => {
 describe('receipt signatures', () => {
   const signed = signReceipt(capture, sequencerKey);
 
-  it('verifies what it signed, also after a JSON round trip', () => {
-    assert.deepEqual(verifyReceipt(signed, sequencer), { ok: true, receipt: capture });
-    assert.deepEqual(verifyReceipt(JSON.parse(JSON.stringify(signed)), sequencer.toUpperCase()), { ok: true, receipt: capture });
+  it('verifies what it signed, also after a JSON round trip', async () => {
+    assert.deepEqual(await verifyReceipt(signed, sequencer), { ok: true, receipt: capture });
+    assert.deepEqual(await verifyReceipt(JSON.parse(JSON.stringify(signed)), sequencer.toUpperCase()), { ok: true, receipt: capture });
     assert.deepEqual(checkSignedReceipt(signed), { ok: true, signed });
   });
 
-  it('refuses to sign an invalid receipt or one naming another key', () => {
+  it('refuses to sign an invalid receipt or one naming another key', async () => {
     assert.throws(() => signReceipt({ ...capture, amount: '12.5' }, sequencerKey), /invalid receipt: receipt.amount must have exactly 6 decimal places/);
     assert.throws(() => signReceipt(capture, otherKey), /not the public key of the signing key/);
   });
 
-  it('fails when any field is changed to another valid value', () => {
+  it('fails when any field is changed to another valid value', async () => {
     const tampered: Partial<Receipt>[] = [
       { seq: 43 },
       { kind: 'release' },
@@ -224,40 +224,40 @@ describe('receipt signatures', () => {
     for (const change of tampered) {
       const forged = { ...signed, ...change };
       assert.equal(checkSignedReceipt(forged).ok, true, JSON.stringify(change));
-      assert.equal(refusedBy(forged), 'signature does not verify over the receipt', JSON.stringify(change));
+      assert.equal(await refusedBy(forged), 'signature does not verify over the receipt', JSON.stringify(change));
     }
-    assert.equal(refusedBy({ ...signed, v: 2 }), 'receipt.v must be the number 1');
+    assert.equal(await refusedBy({ ...signed, v: 2 }), 'receipt.v must be the number 1');
   });
 
-  it('fails when any bit of the signature is flipped', () => {
+  it('fails when any bit of the signature is flipped', async () => {
     const bytes = Buffer.from(signed.signature, 'hex');
     for (let i = 0; i < 64; i++) {
       for (const bit of [0x01, 0x80]) {
         const copy = Buffer.from(bytes);
         copy[i] = (copy[i] as number) ^ bit;
-        assert.equal(refusedBy({ ...signed, signature: copy.toString('hex') }), 'signature does not verify over the receipt', `byte ${i} bit ${bit}`);
+        assert.equal(await refusedBy({ ...signed, signature: copy.toString('hex') }), 'signature does not verify over the receipt', `byte ${i} bit ${bit}`);
       }
     }
   });
 
-  it('refuses a receipt from another key, even one that names that key, and checks the expected key', () => {
+  it('refuses a receipt from another key, even one that names that key, and checks the expected key', async () => {
     const other = publicKeyHex(otherKey);
     const forged = signReceipt({ ...capture, sequencer: other }, otherKey);
-    assert.equal(refusedBy(forged), 'receipt.sequencer is not the expected sequencer key');
-    assert.equal(verifyReceipt(forged, other).ok, true);
+    assert.equal(await refusedBy(forged), 'receipt.sequencer is not the expected sequencer key');
+    assert.equal((await verifyReceipt(forged, other)).ok, true);
     // Our signature under a receipt that claims the other key: the key check fires first, the signature fails under the other key.
-    assert.equal(refusedBy({ ...signed, sequencer: other }), 'receipt.sequencer is not the expected sequencer key');
-    assert.equal(refusedBy({ ...signed, sequencer: other }, other), 'signature does not verify over the receipt');
+    assert.equal(await refusedBy({ ...signed, sequencer: other }), 'receipt.sequencer is not the expected sequencer key');
+    assert.equal(await refusedBy({ ...signed, sequencer: other }, other), 'signature does not verify over the receipt');
     for (const key of ['', 'zz'.repeat(32), sequencer.slice(2)]) {
-      assert.equal(refusedBy(signed, key), 'the expected sequencer key is not a 32-byte ed25519 key in hex', key);
+      assert.equal(await refusedBy(signed, key), 'the expected sequencer key is not a 32-byte ed25519 key in hex', key);
     }
   });
 
-  it('refuses a signature that is not 128 lowercase hex, or is missing', () => {
+  it('refuses a signature that is not 128 lowercase hex, or is missing', async () => {
     for (const signature of [signed.signature.toUpperCase(), signed.signature.slice(2), `${signed.signature}00`, 7]) {
-      assert.equal(refusedBy({ ...signed, signature }), 'receipt.signature must be 128 lowercase hex characters', String(signature));
+      assert.equal(await refusedBy({ ...signed, signature }), 'receipt.signature must be 128 lowercase hex characters', String(signature));
     }
-    assert.equal(refusedBy(capture), 'receipt is missing signature');
+    assert.equal(await refusedBy(capture), 'receipt is missing signature');
   });
 });
 
@@ -291,36 +291,36 @@ describe('receipt: end to end, receipt + inclusion proof + checkpoint', () => {
   const proofOf7 = inclusionProof(leaves, 6).map((hash) => hash.toString('hex'));
 
   /** The third party's side: only the receipt's JSON, the proof, the checkpoint note and the published keys. */
-  function proves(wire: string, proofHex: string[], index?: number): boolean {
-    const checkpoint = openCheckpoint(note, vkey);
+  async function proves(wire: string, proofHex: string[], index?: number): Promise<boolean> {
+    const checkpoint = await openCheckpoint(note, vkey);
     assert.ok(checkpoint.ok && checkpoint.origin === origin);
-    const verified = verifyReceipt(JSON.parse(wire) as SignedReceipt, sequencer);
+    const verified = await verifyReceipt(JSON.parse(wire) as SignedReceipt, sequencer);
     if (!verified.ok) return false;
     const proof = proofHex.map((hash) => Buffer.from(hash, 'hex'));
     return verifyInclusion(receiptLeafHash(verified.receipt), index ?? verified.receipt.seq - 1, checkpoint.treeSize, proof, checkpoint.rootHash);
   }
 
-  it('proves receipt 7 is leaf 6 of the signed ten-leaf checkpoint', () => {
+  it('proves receipt 7 is leaf 6 of the signed ten-leaf checkpoint', async () => {
     assert.deepEqual(
       issued.map((r) => r.kind),
       ['deposit', 'deposit', 'transfer', 'hold', 'capture', 'hold', 'release', 'hold', 'expire', 'withdraw'],
     );
-    assert.equal(proves(JSON.stringify(issued[6]), proofOf7), true);
+    assert.equal(await proves(JSON.stringify(issued[6]), proofOf7), true);
   });
 
-  it('fails for a tampered receipt 7: its signature fails, and its leaf is not in the signed tree', () => {
+  it('fails for a tampered receipt 7: its signature fails, and its leaf is not in the signed tree', async () => {
     const tampered = { ...(issued[6] as SignedReceipt), amount: '12.600000' };
-    assert.equal(proves(JSON.stringify(tampered), proofOf7), false);
+    assert.equal(await proves(JSON.stringify(tampered), proofOf7), false);
     // Even with the signature check bypassed, the tampered leaf is not in the signed tree.
-    const checkpoint = openCheckpoint(note, vkey);
+    const checkpoint = await openCheckpoint(note, vkey);
     assert.ok(checkpoint.ok);
     const proof = proofOf7.map((hash) => Buffer.from(hash, 'hex'));
-    assert.equal(verifyInclusion(receiptLeafHash(issued[6] as SignedReceipt), 6, checkpoint.treeSize, proof, checkpoint.rootHash), true);
-    assert.equal(verifyInclusion(receiptLeafHash(tampered), 6, checkpoint.treeSize, proof, checkpoint.rootHash), false);
+    assert.equal(await verifyInclusion(receiptLeafHash(issued[6] as SignedReceipt), 6, checkpoint.treeSize, proof, checkpoint.rootHash), true);
+    assert.equal(await verifyInclusion(receiptLeafHash(tampered), 6, checkpoint.treeSize, proof, checkpoint.rootHash), false);
   });
 
-  it('fails for another genuine receipt with 7’s proof, and for receipt 7 at the wrong index', () => {
-    assert.equal(proves(JSON.stringify(issued[5]), proofOf7), false);
-    assert.equal(proves(JSON.stringify(issued[6]), proofOf7, 7), false);
+  it('fails for another genuine receipt with 7’s proof, and for receipt 7 at the wrong index', async () => {
+    assert.equal(await proves(JSON.stringify(issued[5]), proofOf7), false);
+    assert.equal(await proves(JSON.stringify(issued[6]), proofOf7, 7), false);
   });
 });

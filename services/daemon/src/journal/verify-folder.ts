@@ -45,8 +45,7 @@ export async function identityKeyNear(folder: string): Promise<{ publicKeyHex: s
  */
 export async function verifyIntentFolder(folder: string, publicKeyHex: string): Promise<IntentVerdict> {
   const intentId = basename(folder);
-  const publicKey = publicKeyFromHex(publicKeyHex);
-  if (publicKey === undefined) throw new Error('the public key must be 64 hex characters (an ed25519 key)');
+  if (publicKeyFromHex(publicKeyHex) === undefined) throw new Error('the public key must be 64 hex characters (an ed25519 key)');
   const files = await envelopeFiles(folder);
   const envelopes: JournalEnvelope[] = [];
   for (const [index, file] of files.entries()) {
@@ -62,7 +61,7 @@ export async function verifyIntentFolder(folder: string, publicKeyHex: string): 
       return { intentId, ok: false, count: files.length, bad: { seq: file.seq, file: file.name, reason: 'the file name does not match its seq and kind' } };
     envelopes.push(envelope);
   }
-  const verdict = verifyChain(envelopes, publicKey, intentId);
+  const verdict = await verifyChain(envelopes, publicKeyHex, intentId);
   if (verdict.ok) return { intentId, ok: true, count: verdict.count, lastKind: verdict.lastKind };
   return { intentId, ok: false, count: envelopes.length, bad: { seq: verdict.seq, file: files[verdict.seq - 1]?.name ?? '(none)', reason: verdict.reason } };
 }

@@ -1,8 +1,10 @@
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { registerAccountRoutes } from './account-routes.ts';
 import { registerChatRoutes } from './chat-routes.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerIntentRoutes } from './intent-routes.ts';
+import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { registerWakeRoutes } from './wake-routes.ts';
@@ -15,4 +17,6 @@ export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
   registerIntentRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerWakeRoutes(app, deps);
+  registerAccountRoutes(app, deps);
+  registerMemoryRoutes(app, deps);
 }

@@ -4,6 +4,12 @@ import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey, jwtVerify 
 import type { Logger } from 'pino';
 import type { IdentityProviderSettings } from '../config.ts';
 
+/** Where a browser signs in (the console): the provider's authorization and token endpoints, from its discovery document. */
+export interface ProviderEndpoints {
+  authorization: string;
+  token: string;
+}
+
 export type Verified = { ok: true; userId: string; expiresAt: number } | { ok: false; reason: string };
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -34,6 +40,7 @@ export class JwtVerifier {
   readonly #verified = new Map<string, { userId: string; expiresAt: number }>();
   #issuer: string | undefined;
   #jwksUri: string | undefined;
+  #endpoints: ProviderEndpoints | undefined;
   #keys: JWTVerifyGetKey | undefined;
   #fetchedAt = Number.NEGATIVE_INFINITY;
 
@@ -71,6 +78,12 @@ export class JwtVerifier {
     }
   }
 
+  /** The provider's sign-in endpoints (discovered once, with its keys). Throws 503 `unavailable` when it cannot be reached. */
+  async endpoints(): Promise<ProviderEndpoints | undefined> {
+    await this.#discover();
+    return this.#endpoints;
+  }
+
   async #key(...args: Parameters<JWTVerifyGetKey>) {
     try {
       return await (this.#keys as JWTVerifyGetKey)(...args);
@@ -86,8 +99,10 @@ export class JwtVerifier {
     try {
       const response = await fetch(`${this.#settings.url}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5_000) });
       if (!response.ok) throw new Error(`discovery answered ${response.status}`);
-      const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+      const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown; authorization_endpoint?: unknown; token_endpoint?: unknown };
       if (typeof document.jwks_uri !== 'string' || typeof document.issuer !== 'string') throw new Error('the discovery document has no issuer or jwks_uri');
+      if (typeof document.authorization_endpoint === 'string' && typeof document.token_endpoint === 'string')
+        this.#endpoints = { authorization: document.authorization_endpoint, token: document.token_endpoint };
       this.#issuer = this.#settings.issuer ?? document.issuer;
       this.#jwksUri = document.jwks_uri;
       await this.#fetchKeys();

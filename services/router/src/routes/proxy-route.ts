@@ -6,6 +6,7 @@ import type { EnvironmentUser } from '../environments/provider.ts';
 import { corsHeaders } from '../http/cors.ts';
 import { forward } from '../proxy/forward.ts';
 import { authenticate, withRetryAfter } from './authenticate.ts';
+import { isPublicRead, type PublicRead } from './public-reads.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 export function environmentUser(row: UserRow): EnvironmentUser {
@@ -28,11 +29,18 @@ export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser): Pr
   }
 }
 
-/** Where a public path goes: the gateway (`/gw` stripped), the co-located code engine (`/cody` stripped), or the daemon. */
-function route(url: string): { to: 'gateway' | 'cody' | 'daemon'; path: string } {
+type Target = 'gateway' | 'cody' | 'ledger' | 'market' | 'daemon';
+
+/**
+ * Where a public path goes: the gateway (`/gw` stripped), the co-located code engine (`/cody` stripped), settlement's
+ * and the marketplace's public reads (`/ledger`, `/market` stripped), or the daemon.
+ */
+function route(url: string): { to: Target; path: string } {
   for (const [prefix, to] of [
     ['/gw', 'gateway'],
     ['/cody', 'cody'],
+    ['/ledger', 'ledger'],
+    ['/market', 'market'],
   ] as const)
     if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) return { to, path: url.slice(prefix.length) || '/' };
   return { to: 'daemon', path: url };
@@ -51,6 +59,42 @@ function unavailableRaw(reply: FastifyReply, cors: Record<string, string>, messa
  * to their daemon with the daemon's own bearer (never the user's token) and their id. The body is not read by the
  * router: a scope without body parsers passes the request stream through untouched.
  */
+/**
+ * `/ledger/*` and `/market/*`: settlement's and the marketplace's public reads, for a signed-in user's console. Only
+ * GET (and HEAD) of the listed read routes pass, with no credential of the user's or the platform's (they are public
+ * routes); anything else is 404 before any upstream is asked.
+ */
+function publicRead(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps, target: PublicRead, cors: Record<string, string>): void {
+  const allowed = request.method === 'GET' || request.method === 'HEAD';
+  const upstreamUrl = target.service === 'ledger' ? deps.config.publicReads.settlementUrl : deps.config.publicReads.marketplaceUrl;
+  if (!allowed || !isPublicRead(target))
+    throw new ServiceError('not_found', `${request.method} /${target.service}${target.path.split('?')[0]} is not a public read`);
+  if (upstreamUrl === undefined)
+    throw new ServiceError(
+      'unavailable',
+      `no ${target.service === 'ledger' ? 'settlement' : 'marketplace'} is configured: set ${target.service === 'ledger' ? 'ROUTER_SETTLEMENT_URL' : 'ROUTER_MARKETPLACE_URL'}`,
+      {
+        retryable: false,
+      },
+    );
+  const upstream = new URL(upstreamUrl);
+  reply.hijack();
+  forward(
+    request.raw,
+    reply.raw,
+    { hostname: upstream.hostname, port: Number(upstream.port || 80), path: `${upstream.pathname.replace(/\/$/, '')}${target.path}`, headers: {} },
+    {
+      agent: deps.agents.gateway,
+      clock: deps.clock,
+      idleTimeoutMs: deps.config.proxyTimeoutMs,
+      responseHeaders: cors,
+      onFailureBeforeAnswer: () =>
+        unavailableRaw(reply, cors, `${target.service === 'ledger' ? 'settlement' : 'the marketplace'} cannot be reached; retry shortly`),
+      onEnd: () => {},
+    },
+  );
+}
+
 export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -69,6 +113,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
   const userId = await authenticate(request, reply, deps);
   const cors = corsHeaders(deps.config.corsOrigins, request.headers, false);
   const target = route(request.url);
+  if (target.to === 'ledger' || target.to === 'market') return publicRead(request, reply, deps, { service: target.to, path: target.path }, cors);
   if (target.to === 'gateway') {
     const gateway = new URL(deps.config.gatewayUrl);
     // The user's own ledger key at the gateway; the platform's bearer, never the user's token.

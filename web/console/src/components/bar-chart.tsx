@@ -1,0 +1,52 @@
+/** One bar: its label under the axis and its value (a number the chart scales; the title says it in words). */
+export interface Bar {
+  label: string;
+  value: number;
+  title: string;
+}
+
+/**
+ * A bar chart in plain SVG, with a text alternative: the figure is described for screen readers by its caption and a
+ * table of the same numbers, and each bar carries its value as a tooltip.
+ */
+export function BarChart(props: { bars: Bar[]; caption: string; unit: string }) {
+  const { bars, caption, unit } = props;
+  const width = 600;
+  const height = 180;
+  const pad = { left: 8, right: 8, top: 10, bottom: 24 };
+  const max = Math.max(...bars.map((bar) => bar.value), 0);
+  // A few bars stay bar-shaped rather than filling the width.
+  const slot = bars.length === 0 ? 0 : Math.min(60, (width - pad.left - pad.right) / bars.length);
+  const scale = (value: number) => (max === 0 ? 0 : (value / max) * (height - pad.top - pad.bottom));
+  return (
+    <figure class="chart-figure">
+      <svg class="chart" viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${caption}: ${bars.map((bar) => bar.title).join('; ') || 'no data yet'}`}>
+        <line class="axis" x1={pad.left} x2={width - pad.right} y1={height - pad.bottom} y2={height - pad.bottom} />
+        {bars.map((bar, index) => {
+          const h = scale(bar.value);
+          const x = pad.left + index * slot + slot * 0.15;
+          return (
+            <g key={bar.label}>
+              <rect class="bar" x={x} y={height - pad.bottom - h} width={slot * 0.7} height={h}>
+                <title>{bar.title}</title>
+              </rect>
+              {(bars.length <= 14 || index % Math.ceil(bars.length / 14) === 0) && (
+                <text x={x + slot * 0.35} y={height - 8} text-anchor="middle">
+                  {bar.label}
+                </text>
+              )}
+            </g>
+          );
+        })}
+        {bars.length === 0 && (
+          <text x={width / 2} y={height / 2} text-anchor="middle">
+            no data yet
+          </text>
+        )}
+      </svg>
+      <figcaption class="muted">
+        {caption} ({unit})
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,188 @@
+import type { JournalEnvelope } from '@platform/kit/journal-format';
+import { verifyChain } from '@platform/kit/journal-verify';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api/client.ts';
+import { followStream } from '../api/event-stream.ts';
+import { Alert } from '../components/alert.tsx';
+
+interface Step {
+  id: string;
+  kind: string;
+  title: string;
+  status: string;
+  tool?: string;
+  error?: string;
+  reason?: string;
+}
+
+interface Gate {
+  node_id: string;
+  question: string;
+  options: string[];
+  status: 'pending' | 'approved' | 'denied';
+  answered_by?: string;
+}
+
+type Envelope = JournalEnvelope;
+
+interface IntentDetail {
+  id: string;
+  status: string;
+  envelopes: Envelope[];
+  state: { prose: string; steps: Step[]; gates: Gate[]; result?: { answer?: string; error?: string; clarification?: string } };
+}
+
+/** Each envelope's mark: verified, the first that failed (with why), or not checked past a break in the chain. */
+type Verification = { checking: true } | { checking: false; ok: boolean; badSeq: number | undefined; reason: string | undefined };
+
+const terminal = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * One intent: its steps and their states, its gates as questions with approve and deny, and its signed journal, each
+ * envelope verified here in the browser (WebCrypto ed25519, the kit's verifier) against the daemon's public key from
+ * `/me`, never against the key the intent answer carries. Follows the intent's own event stream while it runs.
+ */
+export function IntentCard(props: { summary: { id: string; status: string; prose: string }; publicKey: string | undefined; onChange: () => void }) {
+  const { summary, publicKey } = props;
+  const [open, setOpen] = useState(!terminal.has(summary.status));
+  const [detail, setDetail] = useState<IntentDetail>();
+  const [verification, setVerification] = useState<Verification>({ checking: true });
+  const [answering, setAnswering] = useState<string>();
+  const [error, setError] = useState<string>();
+
+  const load = () =>
+    api<IntentDetail>(`/intents/${summary.id}`)
+      .then(setDetail)
+      .catch((failure: Error) => setError(failure.message));
+
+  useEffect(() => {
+    if (!open) return;
+    load();
+    if (terminal.has(summary.status)) return;
+    const controller = new AbortController();
+    let ended = false;
+    followStream(
+      `/events?intent_id=${summary.id}`,
+      {
+        onEvent: (event) => {
+          if (['intent.attest', 'intent.fail', 'intent.cancel'].includes(event.event)) ended = true;
+          if (event.event !== 'snapshot') load();
+          if (ended) props.onChange();
+        },
+        ended: () => ended,
+      },
+      controller.signal,
+    );
+    return () => controller.abort();
+  }, [open, summary.id]);
+
+  useEffect(() => {
+    if (detail === undefined || publicKey === undefined) return;
+    setVerification({ checking: true });
+    verifyChain(detail.envelopes, publicKey, detail.id).then((verdict) =>
+      setVerification(
+        verdict.ok
+          ? { checking: false, ok: true, badSeq: undefined, reason: undefined }
+          : { checking: false, ok: false, badSeq: verdict.seq, reason: verdict.reason },
+      ),
+    );
+  }, [detail, publicKey]);
+
+  const answer = async (gate: Gate, approved: boolean) => {
+    setAnswering(gate.node_id);
+    setError(undefined);
+    try {
+      await api(`/intents/${summary.id}/gates/${encodeURIComponent(gate.node_id)}/answer`, {
+        method: 'POST',
+        body: { approved, answer: approved ? (gate.options[0] ?? 'approve') : 'deny' },
+      });
+      await load();
+    } catch (failure) {
+      setError((failure as Error).message);
+    } finally {
+      setAnswering(undefined);
+    }
+  };
+
+  const status = detail?.status ?? summary.status;
+  const pending = detail?.state.gates.filter((gate) => gate.status === 'pending') ?? [];
+  return (
+    <article class="intent" data-intent={summary.id} data-status={status}>
+      <header>
+        <button type="button" class="disclosure" aria-expanded={open} onClick={() => setOpen(!open)}>
+          <span class={`badge ${status}`}>{status}</span> <span class="prose">{summary.prose}</span>
+        </button>
+      </header>
+      {open && detail && (
+        <div class="intent-body">
+          {pending.map((gate) => (
+            <fieldset class="gate" key={gate.node_id}>
+              <legend>Your agent asks</legend>
+              <p class="question">{gate.question}</p>
+              <div class="actions">
+                <button type="button" class="primary" disabled={answering !== undefined} onClick={() => answer(gate, true)}>
+                  Approve
+                </button>
+                <button type="button" class="danger" disabled={answering !== undefined} onClick={() => answer(gate, false)}>
+                  Deny
+                </button>
+              </div>
+            </fieldset>
+          ))}
+          <ol class="steps">
+            {detail.state.steps.map((step) => (
+              <li key={step.id} class={`step ${step.status}`}>
+                <span class={`badge ${step.status}`}>{step.status}</span> {step.title}
+                {step.tool && <code>{step.tool}</code>}
+                {step.error && <span class="bad"> {step.error}</span>}
+              </li>
+            ))}
+          </ol>
+          {detail.state.result?.answer && <p class="answer">{detail.state.result.answer}</p>}
+          {detail.state.result?.error && <p class="bad">{detail.state.result.error}</p>}
+          <Journal envelopes={detail.envelopes} verification={verification} publicKey={publicKey} />
+        </div>
+      )}
+      <Alert message={error} />
+    </article>
+  );
+}
+
+function Journal(props: { envelopes: Envelope[]; verification: Verification; publicKey: string | undefined }) {
+  const { envelopes, verification } = props;
+  const summary = verification.checking
+    ? 'Checking signatures…'
+    : verification.ok
+      ? `All ${envelopes.length} envelopes verified against your agent’s key`
+      : `Envelope ${verification.badSeq} failed: ${verification.reason}`;
+  return (
+    <details class="journal">
+      <summary>
+        Signed journal:{' '}
+        <span class={verification.checking ? 'muted' : verification.ok ? 'good' : 'bad'} data-testid="journal-verdict">
+          {summary}
+        </span>
+      </summary>
+      <ol>
+        {envelopes.map((envelope) => {
+          const mark = verification.checking
+            ? 'checking'
+            : verification.ok || envelope.seq < (verification.badSeq ?? 0)
+              ? 'verified'
+              : envelope.seq === verification.badSeq
+                ? 'failed'
+                : 'unchecked';
+          return (
+            <li key={envelope.seq} class={`envelope ${mark}`} data-mark={mark}>
+              <span class="mark" aria-hidden="true">
+                {mark === 'verified' ? '✓' : mark === 'failed' ? '✗' : '·'}
+              </span>
+              <span class="visually-hidden">{mark}: </span>
+              {envelope.seq}. {envelope.kind} <time>{new Date(envelope.at).toLocaleTimeString()}</time>
+            </li>
+          );
+        })}
+      </ol>
+    </details>
+  );
+}

@@ -1,0 +1,235 @@
+import type { ServerEvent } from '@platform/client/sse-reader';
+import type { EvidenceVerdict } from '@platform/kit/receipt-log/receipt-evidence';
+import { useEffect, useState } from 'preact/hooks';
+import { authHeaders } from '../api/client.ts';
+import { followStream } from '../api/event-stream.ts';
+import { formatMicros, micros, type Transfer, verifyReceipt } from '../api/money.ts';
+import { useData } from '../api/use-data.ts';
+import { BarChart } from '../components/bar-chart.tsx';
+
+interface Account {
+  did: string;
+  balance: string;
+  held: string;
+  escrow_bound: string;
+  payout_address: string | null;
+}
+
+interface Supply {
+  supply: string;
+  available: string;
+  held: string;
+  reserve: string;
+  fully_reserved: boolean;
+}
+
+interface Batch {
+  id: string;
+  number: number;
+  log_size: number;
+  closed_at?: string;
+  anchor?: { status?: string; tx_hash?: string } | null;
+}
+
+const feedSize = 50;
+
+/** Transfer volume per minute over the feed shown, as chart bars. */
+function volumeBars(transfers: Transfer[]) {
+  const byMinute = new Map<string, bigint>();
+  for (const transfer of [...transfers].reverse()) {
+    const minute = transfer.at.slice(11, 16);
+    byMinute.set(minute, (byMinute.get(minute) ?? 0n) + micros(transfer.amount));
+  }
+  return [...byMinute].map(([minute, total]) => ({ label: minute, value: Number(total) / 1e6, title: `${minute} UTC: ${formatMicros(total)}` }));
+}
+
+/**
+ * Money: this agent's balance and holds, the reserve beside the supply, the public transfer feed live from
+ * settlement's `/v1/stream` (through the router), the batches, and any receipt verified here in the browser.
+ */
+export function MoneyView() {
+  const account = useData<Account>('/account');
+  const supply = useData<Supply>('/ledger/v1/supply');
+  const batches = useData<{ batches: Batch[] }>('/ledger/v1/batches?limit=8');
+  const [transfers, setTransfers] = useState<Transfer[]>([]);
+  const [stream, setStream] = useState('connecting');
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const add = (incoming: Transfer[]) =>
+      setTransfers((current) => {
+        const bySeq = new Map(current.map((transfer) => [transfer.seq, transfer]));
+        for (const transfer of incoming) bySeq.set(transfer.seq, transfer);
+        return [...bySeq.values()].sort((a, b) => b.seq - a.seq).slice(0, feedSize);
+      });
+    fetch(`/ledger/v1/transfers?limit=${feedSize}`, { headers: authHeaders() })
+      .then((response) => response.json())
+      .then((body: { data?: { transfers?: Transfer[] } }) => add(body.data?.transfers ?? []))
+      .catch(() => {});
+    const onEvent = (event: ServerEvent) => {
+      if (event.event === 'transfer') add([JSON.parse(event.data) as Transfer]);
+      if (event.event === 'transfer' || event.event === 'anchor') {
+        supply.reload();
+        account.reload();
+      }
+      if (event.event === 'anchor') batches.reload();
+    };
+    followStream('/ledger/v1/stream', { onEvent, onState: setStream }, controller.signal);
+    return () => controller.abort();
+  }, []);
+
+  const mine = account.data?.did;
+  const holds = transfers.filter((transfer) => transfer.hold_id !== null && (transfer.from === mine || transfer.to === mine));
+  return (
+    <div class="money">
+      <div class="grid">
+        <section class="panel" aria-labelledby="balance-title">
+          <h2 id="balance-title">Your balance</h2>
+          {account.error ? (
+            <p class="bad">{account.error}</p>
+          ) : (
+            <>
+              <p class="figure" data-testid="balance">
+                {account.data?.balance ?? '…'}
+              </p>
+              <p class="muted">
+                Held: {account.data?.held ?? '…'} · Escrow bound: {account.data?.escrow_bound ?? '…'}
+              </p>
+              <p class="muted small">
+                <code>{mine}</code>
+              </p>
+            </>
+          )}
+        </section>
+        <section class="panel" aria-labelledby="reserve-title">
+          <h2 id="reserve-title">Reserve and supply</h2>
+          {supply.data ? (
+            <dl class="pairs">
+              <dt>Supply</dt>
+              <dd>{supply.data.supply}</dd>
+              <dt>Reserve in the vault</dt>
+              <dd>{supply.data.reserve}</dd>
+              <dt>Fully reserved</dt>
+              <dd class={supply.data.fully_reserved ? 'good' : 'bad'}>{supply.data.fully_reserved ? 'yes' : 'no'}</dd>
+            </dl>
+          ) : (
+            <p class="muted">{supply.error ?? '…'}</p>
+          )}
+        </section>
+        <ReceiptCheck />
+      </div>
+      <section class="panel" aria-labelledby="feed-title">
+        <h2 id="feed-title">
+          Transfers <span class={`stream-state ${stream}`}>{stream === 'live' ? 'live' : stream}</span>
+        </h2>
+        <BarChart bars={volumeBars(transfers)} caption="Transfer volume per minute" unit="settlement units" />
+        <div class="table-scroll">
+          <table data-testid="transfers">
+            <thead>
+              <tr>
+                <th class="num">Seq</th>
+                <th>Kind</th>
+                <th>From</th>
+                <th>To</th>
+                <th class="num">Amount</th>
+                <th>At</th>
+              </tr>
+            </thead>
+            <tbody>
+              {transfers.map((transfer) => (
+                <tr key={transfer.seq} data-seq={transfer.seq}>
+                  <td class="num">{transfer.seq}</td>
+                  <td>{transfer.kind}</td>
+                  <td>
+                    <code>{short(transfer.from, mine)}</code>
+                  </td>
+                  <td>
+                    <code>{short(transfer.to, mine)}</code>
+                  </td>
+                  <td class="num">{transfer.amount}</td>
+                  <td>{new Date(transfer.at).toLocaleTimeString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <div class="grid">
+        <section class="panel" aria-labelledby="holds-title">
+          <h2 id="holds-title">Your holds</h2>
+          {holds.length === 0 ? (
+            <p class="muted">No holds in the recent feed.</p>
+          ) : (
+            <ul>
+              {holds.map((hold) => (
+                <li key={hold.seq}>
+                  {hold.kind} {hold.amount} <code>{hold.hold_id}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+        <section class="panel" aria-labelledby="batches-title">
+          <h2 id="batches-title">Batches</h2>
+          <ul>
+            {(batches.data?.batches ?? []).map((batch) => (
+              <li key={batch.id}>
+                #{batch.number}: receipts up to {batch.log_size}
+                {batch.anchor?.status ? `, anchor ${batch.anchor.status}` : ''}
+              </li>
+            ))}
+          </ul>
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function short(did: string | null, mine: string | undefined): string {
+  if (did === null) return '—';
+  if (did === mine) return 'you';
+  return did.length > 28 ? `${did.slice(0, 22)}…${did.slice(-4)}` : did;
+}
+
+/** Verifies one receipt by its seq, here: signature, inclusion in the signed checkpoint, consistency with the latest. */
+function ReceiptCheck() {
+  const [seq, setSeq] = useState('');
+  const [result, setResult] = useState<{ verdict: EvidenceVerdict; receipt: Record<string, unknown> } | { error: string }>();
+  const [busy, setBusy] = useState(false);
+  const check = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setResult(undefined);
+    try {
+      setResult(await verifyReceipt(Number(seq)));
+    } catch (failure) {
+      setResult({ error: (failure as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="verify-title">
+      <h2 id="verify-title">Verify a receipt</h2>
+      <form class="row" onSubmit={check}>
+        <label>
+          Receipt seq
+          <input inputMode="numeric" pattern="[1-9][0-9]*" required value={seq} onInput={(event) => setSeq((event.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Checking…' : 'Verify'}
+        </button>
+      </form>
+      <div aria-live="polite" data-testid="receipt-verdict">
+        {result && 'error' in result && <p class="bad">{result.error}</p>}
+        {result && 'verdict' in result && result.verdict.ok && (
+          <p class="good verdict">
+            ✓ Verified: signed by the sequencer, leaf {result.verdict.receipt.seq - 1} of the checkpoint of {result.verdict.treeSize}
+            {result.verdict.latestSize === undefined ? '' : `, which the latest checkpoint (${result.verdict.latestSize}) extends`}.
+          </p>
+        )}
+        {result && 'verdict' in result && !result.verdict.ok && <p class="bad verdict">✗ Not verified: {result.verdict.reason}</p>}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { generateAgentKey } from '@platform/client/agent-key';
+import { SettlementClient } from '@platform/client/settlement-client';
+import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
+import { compiled, gatedPlan, railScript } from '@platform/testkit/rail-script';
+import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, screenshotBoth } from './browser.ts';
+import { startNetworkLink } from './network-link.ts';
+
+/*
+ * The console in a real browser (Debian's Chromium through playwright-core) against the real platform (`platform up`
+ * as a child process) with a scripted OpenAI-compatible model behind the real gateway. One platform, one browser and
+ * one signed-in page for the whole file; the scenarios run in order on it.
+ */
+
+const question = 'Book the train to Lyon?';
+const chatScript = railScript({
+  compile: compiled('book the train to Lyon'),
+  plans: [gatedPlan(question, ['yes', 'no'])],
+  chat: (request) =>
+    request.user.includes('trip')
+      ? { reply: 'On it: I will ask you before booking.', task: 'book the train to Lyon', remember: [] }
+      : { reply: `You said: ${request.user.split('\n').at(-1)}`, task: null, remember: request.user.includes('hello') ? ['The person likes trains.'] : [] },
+  answer: 'Booked: the train leaves at 9.',
+});
+
+let model: ScriptedModel;
+let platform: RunningPlatform;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let context: BrowserContext;
+let page: Page;
+let router: string;
+let receiptSeq = 0;
+let payer: SettlementClient;
+let link: Awaited<ReturnType<typeof startNetworkLink>>;
+
+/** A call to the router as the signed-in person, with the page's own token. */
+async function asUser(method: string, path: string, body?: unknown) {
+  const session = JSON.parse((await page.evaluate(() => sessionStorage.getItem('console.session'))) ?? '{}') as { token: string };
+  const response = await fetch(`${router}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${session.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as { ok: boolean; data: Record<string, unknown> };
+}
+
+/** How many transcript entries show exactly this text. */
+const entriesWith = (text: string) =>
+  page.locator('[data-testid="transcript"] li p', { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) });
+
+before(async () => {
+  model = await startScriptedModel(chatScript);
+  link = await startNetworkLink();
+  browser = await launchBrowser({ proxy: link.url });
+  context = browser.context;
+  page = await context.newPage();
+  if (process.env.CONSOLE_TEST_DEBUG) {
+    page.on('console', (message) => console.error('page:', message.text()));
+    page.on('requestfailed', (request) => console.error('failed:', request.url(), request.failure()?.errorText));
+    page.on('request', (request) => console.error('request:', request.method(), request.url(), request.headers()['last-event-id'] ?? ''));
+  }
+  platform = await startPlatform({ env: { GATEWAY_UPSTREAM_URL: model.url, SCHEDULER_DISPATCHER: 'false' } });
+  router = platform.url('router');
+});
+
+after(async () => {
+  await browser?.close();
+  await platform?.stop();
+  await model?.close();
+  await link?.close();
+});
+
+describe('the console in a browser', () => {
+  it('signs in through the identity provider (code with PKCE) and keeps the code out of the address bar', async () => {
+    await page.goto(`${router}/console/`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Views' }).waitFor();
+    const url = new URL(page.url());
+    assert.equal(url.pathname, '/console/');
+    assert.equal(url.search, '', 'no code or state left in the URL');
+    assert.match((await page.evaluate(() => sessionStorage.getItem('console.session'))) ?? '', /"token":"ey/);
+    await page.getByTestId('stream-state').getByText('Live').waitFor();
+    await screenshotBoth(page, '01-signed-in');
+  });
+
+  it('sends a message and shows the answer as it arrives on the event stream, once', async () => {
+    await page.getByLabel('Message to your agent').fill('hello agent');
+    await page.keyboard.press('Enter');
+    await entriesWith('You said: hello agent').waitFor();
+    assert.equal(await entriesWith('hello agent').count(), 1);
+    assert.equal(await entriesWith('You said: hello agent').count(), 1);
+    await screenshotBoth(page, '02-chat');
+  });
+
+  it('asks the gate as a question; approving it lets the intent complete, its journal verified in the browser', async () => {
+    await page.getByLabel('Message to your agent').fill('plan a trip to Lyon');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const gate = page.locator('fieldset.gate', { hasText: question });
+    await gate.waitFor();
+    await screenshotBoth(page, '03-gate');
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    const intent = page.locator('article.intent[data-status="completed"]');
+    await intent.getByText('Booked: the train leaves at 9.').waitFor();
+    await intent.locator('summary').click();
+    await intent
+      .getByTestId('journal-verdict')
+      .getByText(/^All \d+ envelopes verified/)
+      .waitFor();
+    assert.equal(await intent.locator('li.envelope[data-mark="failed"]').count(), 0);
+    await screenshotBoth(page, '04-intent-completed');
+  });
+
+  it('marks the envelope that fails when the journal it is served has been edited', async () => {
+    await page.route('**/intents/*', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      if (Array.isArray(body?.data?.envelopes) && body.data.envelopes.length > 2) body.data.envelopes[2].body = { edited: true };
+      await route.fulfill({ response, json: body });
+    });
+    await page.reload();
+    const intent = page.locator('article.intent[data-status="completed"]');
+    await intent.locator('button.disclosure').click();
+    await intent.locator('summary').click();
+    await intent.getByTestId('journal-verdict').getByText('Envelope 3 failed: signature does not verify').waitFor();
+    assert.equal(await intent.locator('li.envelope[data-mark="failed"]').count(), 1);
+    assert.equal(await intent.locator('li.envelope[data-mark="verified"]').count(), 2);
+    await screenshotBoth(page, '05-journal-tampered');
+    await page.unroute('**/intents/*');
+    await page.reload();
+    await page.getByTestId('stream-state').getByText('Live').waitFor();
+  });
+
+  it('after a network drop resumes the live transcript from the last event, without duplicates', async () => {
+    const resumedFrom: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/events') resumedFrom.push(request.headers()['last-event-id'] ?? '');
+    });
+    await page.getByLabel('Message to your agent').fill('before the drop');
+    await page.keyboard.press('Enter');
+    await entriesWith('You said: before the drop').waitFor();
+    link.cut();
+    await page.getByTestId('stream-state').getByText('Connection lost, reconnecting…').waitFor();
+    // Said while the page's link is down: it must arrive once the page is back, replayed after its Last-Event-ID.
+    const sent = await asUser('POST', '/chat', { message: 'while you were away', conversation_id: 'default' });
+    assert.equal(sent.ok, true);
+    link.restore();
+    await entriesWith('You said: while you were away').waitFor({ timeout: 30_000 });
+    await page.getByTestId('stream-state').getByText('Live').waitFor();
+    assert.equal(await entriesWith('while you were away').count(), 1);
+    assert.equal(await entriesWith('You said: while you were away').count(), 1);
+    assert.equal(await entriesWith('hello agent').count(), 1);
+    assert.equal(await entriesWith('You said: before the drop').count(), 1);
+    // Every reconnect named the last event the page had seen (the daemon's `<boot>-<n>` ids).
+    assert.ok(resumedFrom.length > 0 && resumedFrom.every((id) => /^[0-9a-f]{8}-\d+$/.test(id)), JSON.stringify(resumedFrom));
+    await screenshotBoth(page, '06-resumed');
+  });
+
+  it('shows a transfer to the agent appear live in the public feed, and its balance change', async () => {
+    await page.goto(`${router}/console/#/money`);
+    await page.locator('#feed-title').getByText('live').waitFor();
+    const ledgerToken = await platform.secret('LEDGER_TOKEN');
+    payer = new SettlementClient({ baseUrl: platform.url('settlement'), transportToken: ledgerToken, key: generateAgentKey() });
+    await payer.faucet('5');
+    const account = await asUser('GET', '/account');
+    const paid = await payer.pay({ to: account.data.did as string, amount: '1.25' });
+    const row = page.locator(`[data-testid="transfers"] tr[data-seq="${paid.seq}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /transfer.*you.*1\.250000/);
+    await page.getByTestId('balance').getByText('1.250000').waitFor();
+    await screenshotBoth(page, '07-money-live');
+    receiptSeq = paid.seq;
+  });
+
+  it('verifies a receipt in the browser, and refuses one whose bytes were changed on the way', async () => {
+    // Until its window closes into a batch no checkpoint covers it: the page says so, then the window is closed.
+    await page.getByLabel('Receipt seq').fill(String(receiptSeq));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page
+      .getByTestId('receipt-verdict')
+      .getByText('✗ Not verified: no checkpoint covers the receipt yet (its window has not closed into a batch)')
+      .waitFor();
+    await payer.settle();
+    await page.getByLabel('Receipt seq').fill(String(receiptSeq));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page
+      .getByTestId('receipt-verdict')
+      .getByText(/^✓ Verified: signed by the sequencer, leaf \d+ of the checkpoint of \d+/)
+      .waitFor();
+    await screenshotBoth(page, '08-receipt-verified');
+    await page.route('**/ledger/v1/receipt/*', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      body.data.receipt.amount = '9.000000';
+      await route.fulfill({ response, json: body });
+    });
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByTestId('receipt-verdict').getByText('✗ Not verified: receipt: signature does not verify over the receipt').waitFor();
+    await screenshotBoth(page, '09-receipt-tampered');
+    await page.unroute('**/ledger/v1/receipt/*');
+  });
+
+  it('creates an alarm and cancels it', async () => {
+    await page.goto(`${router}/console/#/alarms`);
+    await page.getByLabel('Wake your agent with').fill('water the plants');
+    await page.getByLabel('Minutes', { exact: true }).fill('30');
+    await page.getByRole('button', { name: 'Create alarm' }).click();
+    const row = page.locator('[data-testid="alarms"] tr', { hasText: 'water the plants' });
+    await row.locator('.badge', { hasText: 'active' }).waitFor();
+    await screenshotBoth(page, '10-alarm-created');
+    await row.getByRole('button', { name: 'Cancel the alarm “water the plants”' }).click();
+    await row.locator('.badge', { hasText: 'cancelled' }).waitFor();
+    const listed = await asUser('GET', '/alarms');
+    const alarms = listed.data.alarms as { wake_message: string; status: string }[];
+    assert.deepEqual(
+      alarms.filter((alarm) => alarm.wake_message === 'water the plants').map((alarm) => alarm.status),
+      ['cancelled'],
+    );
+    await screenshotBoth(page, '11-alarm-cancelled');
+  });
+
+  it('shows spend per day and per intent, what the agent remembers (and forgets it), and the catalog', async () => {
+    await page.goto(`${router}/console/#/spend`);
+    await page.locator('[data-testid="spend-intents"] tr[data-intent]').first().waitFor();
+    assert.ok((await page.locator('svg.chart rect.bar').count()) >= 1, 'a bar for today');
+    await screenshotBoth(page, '12-spend');
+    await page.goto(`${router}/console/#/memories`);
+    const memory = page.locator('[data-testid="memories"] li', { hasText: 'The person likes trains.' });
+    await memory.waitFor();
+    await screenshotBoth(page, '13-memories');
+    await memory.getByRole('button', { name: 'Forget “The person likes trains.”' }).click();
+    await memory.waitFor({ state: 'detached' });
+    await page.goto(`${router}/console/#/market`);
+    await page.getByRole('heading', { name: 'Marketplace' }).waitFor();
+    await page.getByText('No service is listed yet.').waitFor();
+    await screenshotBoth(page, '14-market');
+  });
+});
