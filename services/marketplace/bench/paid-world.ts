@@ -83,6 +83,7 @@ export async function startPaidWorld(databases: { settlement: TempDatabase; mark
   ).data.marketplace.did;
   async function stop(processes: ServiceProcess[] = [marketplace, settlement]) {
     for (const process of processes) await process.stop();
+    await client.close();
     await provider.close();
   }
   return { providerUrl, settlement, marketplace, serviceId, callers, client, marketplaceDid, stop };

@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
-import { invokeRef, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
-import { callerInvocationView } from './invocation-view.ts';
+import { invokeRef, requestDigest } from './binding.ts';
+import type { CallLedger } from './call-ledger.ts';
+import { type CallOutcome, type CallRequest, finishedInvocation, keyReused, outcomeOf } from './call-outcome.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { ListingCache } from './listing-cache.ts';
 import { callCapMicros, costMicros, money, operationOf } from './pricing.ts';
@@ -39,6 +39,7 @@ export class InvokeDesk {
   readonly #identity: MarketplaceIdentity;
   readonly #quotes: Quotes;
   readonly #tabs: TabDesk;
+  readonly #ledger: CallLedger;
   readonly #settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   readonly invocations: InvocationsRepository;
   readonly listings: ListingCache;
@@ -54,6 +55,7 @@ export class InvokeDesk {
     identity: MarketplaceIdentity;
     quotes: Quotes;
     invocations: InvocationsRepository;
+    ledger: CallLedger;
     tabs: TabDesk;
     settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   }) {
@@ -65,6 +67,7 @@ export class InvokeDesk {
     this.#identity = options.identity;
     this.#quotes = options.quotes;
     this.#tabs = options.tabs;
+    this.#ledger = options.ledger;
     this.#settings = options.settings;
     this.invocations = options.invocations;
     this.listings = new ListingCache(options.db);
@@ -133,8 +136,11 @@ export class InvokeDesk {
       request_digest: requestDigest({ serviceId: listing.id, operation: operation.name, args }),
       started_at: now,
     });
-    const claim = await this.invocations.claim(invocation);
-    if (!claim.claimed) return this.#replay(claim.existing, invocation.request_hash);
+    if (!(await this.#ledger.claim(invocation))) {
+      const existing = await this.invocations.byKey(invocation.caller_did, invocation.idempotency_key);
+      if (!existing) throw new Error('an idempotency key was claimed and then vanished');
+      return this.#replay(existing, invocation.request_hash);
+    }
     const running = this.#holdServeCapture(listing, operation, args, invocation, terms, payment?.wire);
     this.#inFlight.set(invocation.id, running);
     try {
@@ -227,35 +233,8 @@ export class InvokeDesk {
   }
 
   async #finish(invocation: InvocationTable, served: ProviderOutcome, cost: bigint, settleSeq: bigint | null): Promise<CallOutcome> {
-    const finishedAt = this.#clock.now();
-    const units = served.ok ? served.units : 0n;
-    const base = { ...invocation, status: served.ok ? ('succeeded' as const) : ('failed' as const), cost_micros: cost, units, finished_at: finishedAt };
-    const view = callerInvocationView({ ...base, capture_seq: settleSeq });
-    const outcome: CallOutcome = served.ok
-      ? { ok: true, body: { ...view, result: served.result } }
-      : {
-          ok: false,
-          error: new ServiceError('unavailable', `the provider could not serve the call, and it costs nothing: ${served.message}`, {
-            details: { reason: served.reason, invocation_id: invocation.id, charged: money(0n) },
-          }),
-        };
-    const stored = served.ok
-      ? { response: outcome.ok ? outcome.body : null, response_digest: responseDigest({ result: served.result, units: units.toString() }) }
-      : { error: { reason: served.reason, message: served.message }, response_digest: responseDigest({ error: served.reason, message: served.message }) };
-    await this.invocations.finish(
-      invocation.id,
-      {
-        status: base.status,
-        cost_micros: cost,
-        units,
-        hold_id: invocation.hold_id,
-        capture_seq: settleSeq,
-        latency_ms: Math.round(served.latencyMs),
-        finished_at: finishedAt,
-        ...stored,
-      },
-      { success: served.ok, providerFailure: !served.ok, latencyMs: Math.round(served.latencyMs) },
-    );
-    return outcome;
+    const finished = finishedInvocation({ ...invocation, capture_seq: settleSeq }, served, cost, this.#clock.now());
+    await this.#ledger.finish(finished, { success: served.ok, providerFailure: !served.ok, latencyMs: finished.latency_ms ?? 0 });
+    return outcomeOf(finished);
   }
 }

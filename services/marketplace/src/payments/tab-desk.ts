@@ -9,13 +9,12 @@ import type { Kysely } from 'kysely';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
-import { digestOf, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
-import { callerInvocationView } from './invocation-view.ts';
+import { digestOf, requestDigest } from './binding.ts';
+import type { CallLedger } from './call-ledger.ts';
+import { type CallOutcome, type CallRequest, finishedInvocation, keyReused, outcomeOf } from './call-outcome.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { callCapMicros, costMicros, money } from './pricing.ts';
 import type { ProviderOutcome } from './provider-call.ts';
-import type { TabLedger } from './tab-ledger.ts';
 import type { LiveTab, TabKind, Tabs, TabView } from './tabs.ts';
 
 /** A voucher as callers send it. */
@@ -48,7 +47,7 @@ export class TabDesk {
   readonly #clock: Clock;
   readonly #identity: MarketplaceIdentity;
   readonly #tabs: Tabs;
-  readonly #ledger: TabLedger;
+  readonly #ledger: CallLedger;
   readonly #invocations: InvocationsRepository;
   /** Voucher calls being served, by `<tab>:<sequence>` and by caller key: a racing retry waits for the first. */
   readonly #inFlight = new Map<string, Promise<CallOutcome>>();
@@ -58,7 +57,7 @@ export class TabDesk {
     clock: Clock;
     identity: MarketplaceIdentity;
     tabs: Tabs;
-    ledger: TabLedger;
+    ledger: CallLedger;
     invocations: InvocationsRepository;
   }) {
     this.#db = options.db;
@@ -131,22 +130,10 @@ export class TabDesk {
     }
     const cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
     live.row.spent_micros += cost;
-    const finished: InvocationTable = {
-      ...invocation,
-      status: served.ok ? 'succeeded' : 'failed',
-      cost_micros: cost,
-      units: served.ok ? served.units : 0n,
-      latency_ms: Math.round(served.latencyMs),
-      finished_at: this.#clock.now(),
-      response_digest: served.ok
-        ? responseDigest({ result: served.result, units: served.units.toString() })
-        : responseDigest({ error: served.reason, message: served.message }),
-      error: served.ok ? null : { reason: served.reason, message: served.message },
-    };
     // The tab as of this call, unsigned: signing it on every call cost as much as checking the voucher. The
     // signed statement is POST /v1/vouchers/cosign's, whenever the caller wants one.
     const tab = { id: live.row.id, sequence: accepted.sequence.toString(), authorized: money(live.row.authorized_micros), spent: money(live.row.spent_micros) };
-    if (served.ok) finished.response = { ...callerInvocationView(finished), result: served.result, tab };
+    const finished = finishedInvocation(invocation, served, cost, this.#clock.now(), { tab });
     try {
       await this.#ledger.record({
         tabId: live.row.id,
