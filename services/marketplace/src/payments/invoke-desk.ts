@@ -6,7 +6,6 @@ import { monotonicUuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
-import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
 import { invokeRef, requestDigest } from './binding.ts';
 import type { CallLedger } from './call-ledger.ts';
@@ -17,6 +16,7 @@ import { callCapMicros, costMicros, money, operationOf } from './pricing.ts';
 import { callProvider, firstProblem, type ProviderOutcome, validatorFor } from './provider-call.ts';
 import type { Quotes } from './quotes.ts';
 import { PaymentRefused, type SettlementGateway } from './settlement-gateway.ts';
+import type { Signatures } from './signatures.ts';
 import type { TabDesk } from './tab-desk.ts';
 import { checkPayment, type PaymentTerms, paymentRequired } from './terms.ts';
 
@@ -36,7 +36,7 @@ export class InvokeDesk {
   readonly #logger: Logger;
   readonly #settlement: SettlementGateway;
   readonly #providers: JsonClient;
-  readonly #identity: MarketplaceIdentity;
+  readonly #signatures: Signatures;
   readonly #quotes: Quotes;
   readonly #tabs: TabDesk;
   readonly #ledger: CallLedger;
@@ -52,7 +52,7 @@ export class InvokeDesk {
     logger: Logger;
     settlement: SettlementGateway;
     providers: JsonClient;
-    identity: MarketplaceIdentity;
+    signatures: Signatures;
     quotes: Quotes;
     invocations: InvocationsRepository;
     ledger: CallLedger;
@@ -64,7 +64,7 @@ export class InvokeDesk {
     this.#logger = options.logger;
     this.#settlement = options.settlement;
     this.#providers = options.providers;
-    this.#identity = options.identity;
+    this.#signatures = options.signatures;
     this.#quotes = options.quotes;
     this.#tabs = options.tabs;
     this.#ledger = options.ledger;
@@ -99,7 +99,11 @@ export class InvokeDesk {
     };
   }
 
-  async call(request: CallRequest): Promise<CallOutcome> {
+  call(request: CallRequest): Promise<CallOutcome> {
+    return this.#signatures.during(() => this.#call(request));
+  }
+
+  async #call(request: CallRequest): Promise<CallOutcome> {
     const { listing } = request;
     const operation = operationOf(listing, request.operation);
     const args = request.args ?? {};
@@ -202,7 +206,7 @@ export class InvokeDesk {
 
   /** Calls the provider for an invocation. */
   #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
-    return callProvider(this.#providers, this.#identity.agent, {
+    return callProvider(this.#providers, this.#signatures, {
       endpoint: listing.manifest.endpoint,
       manifestHash: listing.manifest_hash,
       operation,

@@ -13,6 +13,7 @@ import { Payouts } from './payouts.ts';
 import { Quotes } from './quotes.ts';
 import { Receipts } from './receipts.ts';
 import { SettlementGateway } from './settlement-gateway.ts';
+import { Signatures } from './signatures.ts';
 import { Sweep } from './sweep.ts';
 import { TabDesk } from './tab-desk.ts';
 import { Tabs } from './tabs.ts';
@@ -30,7 +31,7 @@ export interface Payments {
   sweep: Sweep;
   /** Runs the sweep every `sweepSeconds` until stopped (returns the stopper). */
   startSweeping(): () => Promise<void>;
-  /** Waits for the call ledger's last group and drops the kept-alive connections to settlement and providers. */
+  /** Waits for the call ledger's last group, drops the kept-alive connections to settlement and providers, stops the signing thread. */
   close(): Promise<void>;
 }
 
@@ -56,14 +57,15 @@ export function createPayments(deps: {
   const tabs = new Tabs({ db, clock, logger, settlement, settings: { paymentTtlSeconds: config.paymentTtlSeconds, settlementUrl: config.settlementUrl } });
   const ledger = new CallLedger(db, logger);
   const invocations = new InvocationsRepository(db);
-  const tabDesk = new TabDesk({ db, clock, identity, tabs, ledger, invocations });
+  const signatures = new Signatures(identity.agent);
+  const tabDesk = new TabDesk({ db, clock, identity, tabs, ledger, invocations, signatures });
   const desk = new InvokeDesk({
     db,
     clock,
     logger,
     settlement,
     providers,
-    identity,
+    signatures,
     quotes,
     invocations,
     ledger,
@@ -87,7 +89,7 @@ export function createPayments(deps: {
   }
   async function close() {
     await ledger.flushed();
-    await Promise.all([settlementClient.close(), providerClient.close()]);
+    await Promise.all([settlementClient.close(), providerClient.close(), signatures.close()]);
   }
   return { settlement, quotes, desk, tabs, tabDesk, ledger, receipts, payouts, sweep, startSweeping, close };
 }
