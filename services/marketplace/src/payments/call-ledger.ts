@@ -112,84 +112,108 @@ export class CallLedger {
 
   /** One statement for the whole group; returns the ids of the invocations it inserted. */
   async #write(writes: Write[]): Promise<Set<string>> {
-    const inserts: InvocationRecord[] = [];
-    const finishes: InvocationRecord[] = [];
-    const tabs = new Map<string, { id: string; sequence: bigint; cumulative: bigint; cost: bigint; voucher: unknown }>();
-    const stats = new Map<string, { listing_id: string; calls: number; successes: number; failures: number; latency: number; at: Date }>();
-    const count = (listingId: string, at: Date, delta: { calls: number; successes: number; failures: number; latency: number }) => {
-      const listing = stats.get(listingId) ?? { listing_id: listingId, calls: 0, successes: 0, failures: 0, latency: 0, at };
-      listing.calls += delta.calls;
-      listing.successes += delta.successes;
-      listing.failures += delta.failures;
-      listing.latency += delta.latency;
-      if (at > listing.at) listing.at = at;
-      stats.set(listingId, listing);
-    };
-    for (const write of writes) {
-      if (write.kind === 'claim') inserts.push(invocationRecord(write.row));
-      else if (write.kind === 'finish') {
-        finishes.push(invocationRecord(write.row));
-        const { success, providerFailure, latencyMs } = write.stats;
-        const counted = success || providerFailure ? 1 : 0;
-        const at = write.row.finished_at ?? write.row.started_at;
-        count(write.row.listing_id, at, { calls: counted, successes: success ? 1 : 0, failures: counted - (success ? 1 : 0), latency: counted * latencyMs });
-      } else {
-        const { entry } = write;
-        const tab = tabs.get(entry.tabId) ?? { id: entry.tabId, sequence: 0n, cumulative: 0n, cost: 0n, voucher: null };
-        if (entry.sequence >= tab.sequence) {
-          tab.sequence = entry.sequence;
-          tab.voucher = entry.voucher;
-        }
-        if (entry.cumulative > tab.cumulative) tab.cumulative = entry.cumulative;
-        tab.cost += entry.cost;
-        tabs.set(entry.tabId, tab);
-        if (entry.invocation) inserts.push(invocationRecord(entry.invocation));
-        if (entry.outcome && entry.invocation) {
-          const { success, latencyMs } = entry.outcome;
-          count(entry.listingId, entry.invocation.finished_at ?? entry.invocation.started_at, {
-            calls: 1,
-            successes: success ? 1 : 0,
-            failures: success ? 0 : 1,
-            latency: latencyMs,
-          });
-        }
-      }
-    }
-    // PostgreSQL runs every data-modifying WITH part exactly once, on one snapshot: a row is changed by one part
-    // at most (a call's claim and its finish are never in one group: the finish waits for the claim's commit).
-    const parts: RawBuilder<unknown>[] = [];
-    if (inserts.length > 0)
-      parts.push(sql`insert into invocations (${columnList(invocationColumns)})
-        select ${columnList(invocationColumns)} from jsonb_to_recordset(${recordsJson(inserts)}::jsonb) as r(${recordType(invocationColumns)})
-        on conflict (caller_did, idempotency_key) where idempotency_key <> '' do nothing
-        returning id`);
-    if (finishes.length > 0)
-      parts.push(sql`update invocations set ${sql.join(
-        outcomeColumns.map((column) => sql`${sql.ref(column)} = f.${sql.ref(column)}`),
-        sql`, `,
-      )}
-        from jsonb_to_recordset(${recordsJson(finishes)}::jsonb) as f(id uuid, ${recordType(outcomeColumns)})
-        where invocations.id = f.id`);
-    if (tabs.size > 0)
-      parts.push(sql`update tabs set
-          sequence = greatest(tabs.sequence, v.sequence),
-          authorized_micros = greatest(tabs.authorized_micros, v.cumulative),
-          spent_micros = tabs.spent_micros + v.cost,
-          last_voucher = case when tabs.sequence <= v.sequence then v.voucher else tabs.last_voucher end
-        from jsonb_to_recordset(${recordsJson([...tabs.values()].map((tab) => ({ ...tab, sequence: `${tab.sequence}`, cumulative: `${tab.cumulative}`, cost: `${tab.cost}` })))}::jsonb) as v(id uuid, sequence bigint, cumulative bigint, cost bigint, voucher jsonb)
-        where tabs.id = v.id`);
-    if (stats.size > 0)
-      parts.push(sql`insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, last_call_at)
-        select listing_id, calls, successes, failures, round(latency)::bigint, at
-        from jsonb_to_recordset(${recordsJson([...stats.values()])}::jsonb)
-          as s(listing_id uuid, calls bigint, successes bigint, failures bigint, latency float8, at timestamptz)
-        ${addToListingStats}`);
-    const named = parts.map((part, index) => sql`${sql.raw(`part${index}`)} as (${part})`);
-    const result = await sql<{
-      id: string;
-    }>`with ${sql.join(named, sql`, `)} ${inserts.length > 0 ? sql`select id from part0` : sql`select null as id`}`.execute(this.#db);
+    const rows = groupRows(writes);
+    const result = await groupStatement(rows).execute(this.#db);
     return new Set(result.rows.map((row) => row.id));
   }
+}
+
+type StatsRow = { listing_id: string; calls: number; successes: number; failures: number; latency: number; at: Date };
+type TabMove = { id: string; sequence: bigint; cumulative: bigint; cost: bigint; voucher: unknown };
+
+/** A group's writes as the rows of each table: new invocations, finished ones, each tab's move, each listing's stats. */
+interface GroupRows {
+  inserts: InvocationRecord[];
+  finishes: InvocationRecord[];
+  tabs: Map<string, TabMove>;
+  stats: Map<string, StatsRow>;
+}
+
+function groupRows(writes: readonly Write[]): GroupRows {
+  const rows: GroupRows = { inserts: [], finishes: [], tabs: new Map(), stats: new Map() };
+  for (const write of writes) {
+    if (write.kind === 'claim') rows.inserts.push(invocationRecord(write.row));
+    else if (write.kind === 'finish') {
+      rows.finishes.push(invocationRecord(write.row));
+      // A caller's mistake or an interruption on our side does not count against the listing.
+      const { success, providerFailure, latencyMs } = write.stats;
+      const counted = success || providerFailure ? 1 : 0;
+      addStats(rows.stats, write.row.listing_id, write.row.finished_at ?? write.row.started_at, {
+        calls: counted,
+        successes: success ? 1 : 0,
+        failures: counted - (success ? 1 : 0),
+        latency: counted * latencyMs,
+      });
+    } else addTabEntry(rows, write.entry);
+  }
+  return rows;
+}
+
+function addTabEntry(rows: GroupRows, entry: TabEntry): void {
+  const tab = rows.tabs.get(entry.tabId) ?? { id: entry.tabId, sequence: 0n, cumulative: 0n, cost: 0n, voucher: null };
+  if (entry.sequence >= tab.sequence) {
+    tab.sequence = entry.sequence;
+    tab.voucher = entry.voucher;
+  }
+  if (entry.cumulative > tab.cumulative) tab.cumulative = entry.cumulative;
+  tab.cost += entry.cost;
+  rows.tabs.set(entry.tabId, tab);
+  if (!entry.invocation) return;
+  rows.inserts.push(invocationRecord(entry.invocation));
+  if (entry.outcome) {
+    const { success, latencyMs } = entry.outcome;
+    const at = entry.invocation.finished_at ?? entry.invocation.started_at;
+    addStats(rows.stats, entry.listingId, at, { calls: 1, successes: success ? 1 : 0, failures: success ? 0 : 1, latency: latencyMs });
+  }
+}
+
+function addStats(stats: Map<string, StatsRow>, listingId: string, at: Date, delta: Omit<StatsRow, 'listing_id' | 'at'>): void {
+  const listing = stats.get(listingId) ?? { listing_id: listingId, calls: 0, successes: 0, failures: 0, latency: 0, at };
+  listing.calls += delta.calls;
+  listing.successes += delta.successes;
+  listing.failures += delta.failures;
+  listing.latency += delta.latency;
+  if (at > listing.at) listing.at = at;
+  stats.set(listingId, listing);
+}
+
+/**
+ * The group's one statement. PostgreSQL runs every data-modifying WITH part exactly once, on one snapshot: a row is
+ * changed by one part at most (a call's claim and its finish are never in one group: the finish waits for the
+ * claim's commit). Answers the ids the insert took.
+ */
+function groupStatement(rows: GroupRows): RawBuilder<{ id: string }> {
+  const parts: RawBuilder<unknown>[] = [];
+  if (rows.inserts.length > 0)
+    parts.push(sql`insert into invocations (${columnList(invocationColumns)})
+      select ${columnList(invocationColumns)} from jsonb_to_recordset(${recordsJson(rows.inserts)}::jsonb) as r(${recordType(invocationColumns)})
+      on conflict (caller_did, idempotency_key) where idempotency_key <> '' do nothing
+      returning id`);
+  if (rows.finishes.length > 0)
+    parts.push(sql`update invocations set ${sql.join(
+      outcomeColumns.map((column) => sql`${sql.ref(column)} = f.${sql.ref(column)}`),
+      sql`, `,
+    )}
+      from jsonb_to_recordset(${recordsJson(rows.finishes)}::jsonb) as f(id uuid, ${recordType(outcomeColumns)})
+      where invocations.id = f.id`);
+  if (rows.tabs.size > 0) {
+    const moves = [...rows.tabs.values()].map((tab) => ({ ...tab, sequence: `${tab.sequence}`, cumulative: `${tab.cumulative}`, cost: `${tab.cost}` }));
+    parts.push(sql`update tabs set
+        sequence = greatest(tabs.sequence, v.sequence),
+        authorized_micros = greatest(tabs.authorized_micros, v.cumulative),
+        spent_micros = tabs.spent_micros + v.cost,
+        last_voucher = case when tabs.sequence <= v.sequence then v.voucher else tabs.last_voucher end
+      from jsonb_to_recordset(${recordsJson(moves)}::jsonb) as v(id uuid, sequence bigint, cumulative bigint, cost bigint, voucher jsonb)
+      where tabs.id = v.id`);
+  }
+  if (rows.stats.size > 0)
+    parts.push(sql`insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, last_call_at)
+      select listing_id, calls, successes, failures, round(latency)::bigint, at
+      from jsonb_to_recordset(${recordsJson([...rows.stats.values()])}::jsonb)
+        as s(listing_id uuid, calls bigint, successes bigint, failures bigint, latency float8, at timestamptz)
+      ${addToListingStats}`);
+  const named = parts.map((part, index) => sql`${sql.raw(`part${index}`)} as (${part})`);
+  return sql<{ id: string }>`with ${sql.join(named, sql`, `)} ${rows.inserts.length > 0 ? sql`select id from part0` : sql`select null as id`}`;
 }
 
 /** Every column of an invocation with its SQL type, in one order for the group's insert. */
