@@ -34,23 +34,38 @@ export class Signatures {
 
   /** Whether `signatureHex` is the key's signature over `message` (false for malformed input). */
   verify(publicKeyHex: string, message: string, signatureHex: string): boolean | Promise<boolean> {
-    if (this.#calls > 1) return this.#offload().verify(publicKeyHex, message, signatureHex);
-    const key = publicKeyFromHex(publicKeyHex);
-    return key !== undefined && verifyMessage(key, message, signatureHex);
+    const inline = () => {
+      const key = publicKeyFromHex(publicKeyHex);
+      return key !== undefined && verifyMessage(key, message, signatureHex);
+    };
+    return this.#calls > 1 ? this.#offloaded((worker) => worker.verify(publicKeyHex, message, signatureHex), inline) : inline();
   }
 
   /** The marketplace DID key's signature over `message`. */
   sign(message: string): string | Promise<string> {
-    return this.#calls > 1 ? this.#offload().sign(message) : this.#agent.sign(message);
+    const inline = () => this.#agent.sign(message);
+    return this.#calls > 1 ? this.#offloaded((worker) => worker.sign(message), inline) : inline();
   }
 
   async close(): Promise<void> {
     await this.#worker?.close();
   }
 
-  // Started on first use: a marketplace that never serves overlapping calls (most tests) never starts a thread.
-  #offload(): Ed25519Worker {
+  /**
+   * On the worker, started on first use (a marketplace that never serves overlapping calls, most tests, never starts
+   * a thread). A worker that failed is dropped and the job done inline: its failure never fails a call.
+   */
+  async #offloaded<T>(job: (worker: Ed25519Worker) => Promise<T>, inline: () => T): Promise<T> {
     this.#worker ??= new Ed25519Worker({ signingSeedHex: this.#agent.seedHex });
-    return this.#worker;
+    const worker = this.#worker;
+    try {
+      return await job(worker);
+    } catch {
+      if (this.#worker === worker) {
+        this.#worker = undefined;
+        void worker.close().catch(() => undefined);
+      }
+      return inline();
+    }
   }
 }
