@@ -1,6 +1,7 @@
 import { formatAmount, parseAmount } from '@platform/kit/money';
 import type { AgentKey } from './agent-key-type.ts';
-import { type PaymentTerms, signHoldForTerms, signVoucher } from './marketplace-payments.ts';
+import { type PaymentTerms, signHoldForTerms, signVoucher, termsForCall } from './marketplace-payments.ts';
+import { fetchTransport, type SessionTransport } from './service-session.ts';
 
 /** A marketplace answer in the spec's error envelope `{error, message, detail}`. */
 export class MarketplaceError extends Error {
@@ -22,6 +23,8 @@ export interface MarketplaceClientOptions {
   /** The most one call may hold, or one channel lock, without asking anyone: larger terms are refused here. */
   maxPayment: string;
   fetch?: typeof fetch;
+  /** In place of `fetch`: e.g. the kit's keep-alive JSON client, for an agent making many calls. */
+  transport?: SessionTransport;
 }
 
 export interface InvokeRequest {
@@ -53,15 +56,17 @@ type Json = any;
  */
 export class MarketplaceClient {
   readonly #options: MarketplaceClientOptions;
-  readonly #fetch: typeof fetch;
+  readonly #send: SessionTransport;
   readonly #maxMicros: bigint;
   #token: string | undefined;
+  /** Terms a 402 gave, by service, operation and quote, with how long they stayed valid: later calls pay at once. */
+  readonly #knownTerms = new Map<string, { terms: PaymentTerms; validMs: number }>();
 
   constructor(options: MarketplaceClientOptions) {
     const max = parseAmount(options.maxPayment);
     if (!max.ok) throw new TypeError(`maxPayment: ${max.reason}`);
     this.#options = options;
-    this.#fetch = options.fetch ?? fetch;
+    this.#send = options.transport ?? fetchTransport(options.fetch ?? fetch);
     this.#maxMicros = max.micros;
   }
 
@@ -79,11 +84,35 @@ export class MarketplaceClient {
     return this.#caller('POST', `/v1/quote/${serviceId}`, { operation, estimated_units: estimatedUnits });
   }
 
-  /** A paid call: asked once without payment, then paid as the 402's terms ask (if they fit `maxPayment`). */
+  /**
+   * A paid call. The first call of a service's operation (and quote) is asked without payment and then paid as the
+   * 402's terms ask, if they fit `maxPayment`; later ones are paid in one request with terms made from those
+   * (`termsForCall`), and fall back to the 402's terms when the marketplace's have changed.
+   */
   async invoke(serviceId: string, request: InvokeRequest): Promise<Json> {
-    const body = { operation: request.operation, args: request.args ?? {}, ...(request.quoteId ? { quote_id: request.quoteId } : {}) };
+    const args = request.args ?? {};
+    const body = { operation: request.operation, args, ...(request.quoteId ? { quote_id: request.quoteId } : {}) };
     const headers: Record<string, string> = request.idempotencyKey ? { 'idempotency-key': request.idempotencyKey } : {};
-    return this.#paid(`/v1/invoke/${serviceId}`, body, headers);
+    const path = `/v1/invoke/${serviceId}`;
+    const termsKey = `${serviceId}\n${request.operation}\n${request.quoteId ?? ''}`;
+    const known = this.#knownTerms.get(termsKey);
+    const learn = (terms: PaymentTerms) => {
+      const validMs = Date.parse(terms.expires_at) - Date.now();
+      if (validMs > 0) this.#knownTerms.set(termsKey, { terms, validMs });
+    };
+    if (!known) return this.#paid(path, body, headers, learn);
+    // Expiring well before the marketplace's own terms would (30 s, or half their life), so clocks a little apart agree.
+    const expiresAt = new Date(Date.now() + Math.max(known.validMs / 2, known.validMs - 30_000));
+    const call = { serviceId, operation: request.operation, args, quoteId: request.quoteId ?? null, caller: this.#options.key.did };
+    const terms = termsForCall(known.terms, call, expiresAt);
+    try {
+      return await this.#caller('POST', path, body, { ...headers, 'x-ledger-payment': signHoldForTerms(this.#options.key, terms) });
+    } catch (error) {
+      // Nothing moved on a payment that does not fit the terms: pay what the marketplace asks now.
+      if (!(error instanceof MarketplaceError) || !termsChanged.has(String(error.detail.reason))) throw error;
+      this.#knownTerms.delete(termsKey);
+      return this.#payTerms(path, body, headers, error, learn);
+    }
   }
 
   invocation(id: string): Promise<Json> {
@@ -104,7 +133,7 @@ export class MarketplaceClient {
       ]),
     );
     const body = { service_id: serviceId, deposit, ...(options.expiresInSeconds ? { expires_in_seconds: options.expiresInSeconds } : {}) };
-    const channel = await this.#paid('/v1/channels', body, {});
+    const channel = await this.#paid('/v1/channels', body, {}, () => undefined);
     return new MarketplaceChannel(this, this.#options.key, channel, caps);
   }
 
@@ -113,23 +142,27 @@ export class MarketplaceClient {
     return this.#caller(method, path, body);
   }
 
-  async #paid(path: string, body: Record<string, unknown>, headers: Record<string, string>): Promise<Json> {
+  async #paid(path: string, body: Record<string, unknown>, headers: Record<string, string>, learn: (terms: PaymentTerms) => void): Promise<Json> {
     try {
       return await this.#caller('POST', path, body, headers);
     } catch (error) {
-      if (!(error instanceof MarketplaceError) || error.code !== 'payment_required' || !error.detail.terms) throw error;
-      const terms = error.detail.terms as PaymentTerms;
-      if (terms.purpose !== 'hold' || micros(terms.amount) > this.#maxMicros)
-        throw new MarketplaceError(
-          402,
-          'payment_required',
-          `the marketplace asks a hold of ${terms.amount}, more than this client may pay (${this.#options.maxPayment})`,
-          {
-            terms,
-          },
-        );
-      return this.#caller('POST', path, body, { ...headers, 'x-ledger-payment': signHoldForTerms(this.#options.key, terms) });
+      return this.#payTerms(path, body, headers, error, learn);
     }
+  }
+
+  /** Pays as a 402 asks (its terms checked against `maxPayment` first); any other error is thrown again. */
+  async #payTerms(path: string, body: Record<string, unknown>, headers: Record<string, string>, error: unknown, learn: (terms: PaymentTerms) => void) {
+    if (!(error instanceof MarketplaceError) || error.code !== 'payment_required' || !error.detail.terms) throw error;
+    const terms = error.detail.terms as PaymentTerms;
+    if (terms.purpose !== 'hold' || micros(terms.amount) > this.#maxMicros)
+      throw new MarketplaceError(
+        402,
+        'payment_required',
+        `the marketplace asks a hold of ${terms.amount}, more than this client may pay (${this.#options.maxPayment})`,
+        { terms },
+      );
+    learn(terms);
+    return this.#caller('POST', path, body, { ...headers, 'x-ledger-payment': signHoldForTerms(this.#options.key, terms) });
   }
 
   async #caller(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Json> {
@@ -160,13 +193,9 @@ export class MarketplaceClient {
   }
 
   async #request(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Json> {
-    const response = await this.#fetch(new URL(path, this.#options.baseUrl), {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const answer = (await response.json().catch(() => ({}))) as Json;
-    if (response.ok && answer.ok === true) return answer.data;
+    const response = await this.#send(method, new URL(path, this.#options.baseUrl), { headers, ...(body === undefined ? {} : { body }) });
+    const answer = (response.json ?? {}) as Json;
+    if (response.status >= 200 && response.status < 300 && answer.ok === true) return answer.data;
     throw new MarketplaceError(
       response.status,
       answer.error ?? 'internal_error',
@@ -229,6 +258,9 @@ export class MarketplaceChannel {
     return this.#client.call('POST', `/v1/channels/${this.id}/close`);
   }
 }
+
+/** The reasons of a 402 refusing a payment made from terms the marketplace no longer offers. */
+const termsChanged = new Set(['payment_wrong_amount', 'payment_wrong_ref', 'payment_wrong_payee', 'payment_outlives_terms']);
 
 function micros(text: string): bigint {
   const parsed = parseAmount(text, { allowZero: true });

@@ -1,4 +1,4 @@
-import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { invokeRef } from '@platform/kit/marketplace-binding';
 import { type TabKind, voucherSigningText } from '@platform/kit/marketplace-voucher';
 import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import type { AgentKey } from './agent-key-type.ts';
@@ -25,9 +25,23 @@ export interface PaymentTerms {
 export function signHoldForTerms(key: AgentKey, terms: PaymentTerms, nonce: string = newIntentNonce()): string {
   const signed = signIntent(
     { version: 1, from: key.did, to: terms.pay_to, amount: terms.amount, ref: terms.ref, nonce, expiry: terms.expires_at, purpose: 'hold' },
-    privateKeyFromSeed(key.seedHex),
+    key,
   );
   return encodeIntent(signed);
+}
+
+/**
+ * The terms of another call of the same service, operation and quote, from terms a 402 gave earlier: the same
+ * payee and cap, the ref bound to this call's arguments (`invokeRef`, as the marketplace computes it), expiring at
+ * `expiresAt`. What lets a client pay in one request; the marketplace still checks every field and answers 402
+ * with its own terms when they no longer fit (a price changed).
+ */
+export function termsForCall(
+  known: PaymentTerms,
+  call: { serviceId: string; operation: string; args: unknown; quoteId: string | null; caller: string },
+  expiresAt: Date,
+): PaymentTerms {
+  return { ...known, ref: invokeRef(call), expires_at: expiresAt.toISOString() };
 }
 
 /** A voucher for a channel or stream session: the caller allows `cumulative` in total as of `sequence`. */

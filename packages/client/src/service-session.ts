@@ -33,7 +33,8 @@ export type SessionTransport = (
   init: { headers: Record<string, string>; body?: unknown },
 ) => Promise<{ status: number; json: unknown }>;
 
-function fetchTransport(send: typeof fetch): SessionTransport {
+/** A transport over `fetch` (the default). */
+export function fetchTransport(send: typeof fetch): SessionTransport {
   return async (method, url, init) => {
     const response = await send(url, {
       method,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { didFor, parseDid } from './auth/did.ts';
-import { privateKeyFromSeed, publicKeyHex } from './auth/ed25519.ts';
+import { privateKeyFromSeed, publicKeyHex, signMessage } from './auth/ed25519.ts';
 import { canonicalJson } from './canonical-json.ts';
 import {
   decodeIntent,
@@ -93,6 +93,11 @@ describe('settlement intent test vector (seed 000102…1f)', () => {
 
   it('produces the recorded signature', () => {
     assert.equal(signIntent(baseIntent, payerKey).signature, expectedSignature);
+  });
+
+  it('signs the same with a signer that knows its public key as with the private key object', () => {
+    const signer = { publicKeyHex: payerPublic, sign: (message: string) => signMessage(payerKey, message) };
+    assert.deepEqual(signIntent(baseIntent, signer), signIntent(baseIntent, payerKey));
   });
 
   it('encodes the wire as base64url of the canonical JSON of {intent, public_key, signature}', () => {

@@ -1,4 +1,4 @@
-import { type KeyObject, randomBytes } from 'node:crypto';
+import { KeyObject, randomBytes } from 'node:crypto';
 import { type ParsedDid, parseDid } from './auth/did.ts';
 import { publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './auth/ed25519.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -106,13 +106,21 @@ export function newIntentNonce(): string {
   return randomBytes(24).toString('base64url');
 }
 
+/** A payer's key that signs without handing out its private key (an agent key): its public key and a signer. */
+export interface IntentSigner {
+  publicKeyHex: string;
+  sign(message: string): string;
+}
+
 /**
- * Signs an intent with the payer's key. It does not validate the intent: verifyIntent is the one gate.
+ * Signs an intent with the payer's key: a private key object, or a signer that already knows its public key (no
+ * key object made or exported per intent). It does not validate the intent: verifyIntent is the one gate.
  *
  * @example const wire = encodeIntent(signIntent(intent, privateKeyFromSeed(seedHex)))
  */
-export function signIntent(intent: SettlementIntent, privateKey: KeyObject): SignedIntent {
-  return { intent, public_key: publicKeyHex(privateKey), signature: signMessage(privateKey, intentSigningText(intent)) };
+export function signIntent(intent: SettlementIntent, key: KeyObject | IntentSigner): SignedIntent {
+  if (key instanceof KeyObject) return { intent, public_key: publicKeyHex(key), signature: signMessage(key, intentSigningText(intent)) };
+  return { intent, public_key: key.publicKeyHex, signature: key.sign(intentSigningText(intent)) };
 }
 
 /**

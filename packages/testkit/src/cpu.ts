@@ -17,6 +17,8 @@ export interface CpuSnapshot {
   machineBusy: number;
   /** utime + stime per postgres pid. */
   postgres: Map<number, number>;
+  /** The database each postgres backend serves (from its process title); absent for the server's own processes. */
+  postgresDatabase: Map<number, string>;
   /** utime + stime of each process asked for (0 once it has gone). */
   named: Map<number, number>;
 }
@@ -40,14 +42,28 @@ function processTicks(pid: number): { name: string; ticks: number } | undefined 
   }
 }
 
-function postgresTicks(): Map<number, number> {
+/** A backend's title is `postgres: <cluster>: <user> <database> <client> <state>`; the server's own processes have none. */
+function backendDatabase(pid: number): string | undefined {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    return /^postgres: [^:]+: \S+ (\S+) \S+\(\d+\)/.exec(title)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function postgresTicks(): { ticks: Map<number, number>; databases: Map<number, string> } {
   const ticks = new Map<number, number>();
+  const databases = new Map<number, string>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const found = processTicks(Number(entry));
-    if (found?.name === 'postgres') ticks.set(Number(entry), found.ticks);
+    if (found?.name !== 'postgres') continue;
+    ticks.set(Number(entry), found.ticks);
+    const database = backendDatabase(Number(entry));
+    if (database !== undefined) databases.set(Number(entry), database);
   }
-  return ticks;
+  return { ticks, databases };
 }
 
 /**
@@ -59,30 +75,37 @@ export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSn
   try {
     const named = new Map<number, number>();
     for (const pid of pids) if (pid !== undefined) named.set(pid, processTicks(pid)?.ticks ?? 0);
-    return { at: performance.now(), machineBusy: machineBusy(), postgres: postgresTicks(), named };
+    const postgres = postgresTicks();
+    return { at: performance.now(), machineBusy: machineBusy(), postgres: postgres.ticks, postgresDatabase: postgres.databases, named };
   } catch {
     return undefined;
   }
 }
 
 /**
- * Cores busy between two snapshots: the machine and postgres. A backend that started in between counts
- * from zero; one that ended in between is lost, so take the end snapshot while the backends still live.
+ * Cores busy between two snapshots: the machine and postgres (all of it, or with `postgresOf` only the backends
+ * serving some databases: on a server others use too, what a benchmark's own databases cost). A backend that
+ * started in between counts from zero; one that ended in between is lost, so take the end snapshot while the
+ * backends still live.
  *
  * @example const { machine, postgres, named } = cpuBetween(from, to); console.log(machine, postgres, named(service.pid));
  */
 export function cpuBetween(
   from: CpuSnapshot | undefined,
   to: CpuSnapshot | undefined,
-): { machine: number; postgres: number; named: (pid: number | undefined) => number } {
-  if (!from || !to) return { machine: Number.NaN, postgres: Number.NaN, named: () => Number.NaN };
+): { machine: number; postgres: number; postgresOf: (databases: readonly string[]) => number; named: (pid: number | undefined) => number } {
+  if (!from || !to) return { machine: Number.NaN, postgres: Number.NaN, postgresOf: () => Number.NaN, named: () => Number.NaN };
   const seconds = (to.at - from.at) / 1000;
   const cores = (ticks: number) => ticks / ticksPerSecond / seconds;
-  let postgres = 0;
-  for (const [pid, ticks] of to.postgres) postgres += ticks - (from.postgres.get(pid) ?? 0);
+  const postgresTicksOf = (counted: (pid: number) => boolean) => {
+    let sum = 0;
+    for (const [pid, ticks] of to.postgres) if (counted(pid)) sum += ticks - (from.postgres.get(pid) ?? 0);
+    return sum;
+  };
   return {
     machine: cores(to.machineBusy - from.machineBusy),
-    postgres: cores(postgres),
+    postgres: cores(postgresTicksOf(() => true)),
+    postgresOf: (databases) => cores(postgresTicksOf((pid) => databases.includes(to.postgresDatabase.get(pid) ?? ''))),
     named: (pid) => (pid === undefined ? Number.NaN : cores((to.named.get(pid) ?? 0) - (from.named.get(pid) ?? 0))),
   };
 }

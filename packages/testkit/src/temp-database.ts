@@ -5,6 +5,8 @@ import pg from 'pg';
 export interface TempDatabase {
   /** Connection string for the fresh database. */
   url: string;
+  /** Its name (`bench_<hex>`), e.g. to count its backends' CPU (cpu.ts `postgresOf`). */
+  name: string;
   /** Drops the database, terminating any sessions a peer left behind. */
   drop(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function createTempDatabase(adminUrl: string, prefix: 'bench' | 'pl
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    name,
     drop: () => admin(adminUrl, (c) => dropWhenIdle(c, name)),
   };
 }

@@ -90,7 +90,7 @@ export async function benchToolCalls(vault: Vault, calls: number) {
       elapsed[name] += performance.now() - sliceStart;
     }
   }
-  client.close();
+  await client.close();
   await app.close();
   await database.close();
   await google.close();

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { MarketplaceClient, MarketplaceError } from '@platform/client/marketplace-client';
+import { fetchTransport } from '@platform/client/service-session';
 import { testEngines } from '@platform/testkit/databases';
 import { type PaidMarketplace, paidWorldForFile, providerManifest, seedActiveListing, startPaidMarketplace } from './paid-fixtures.ts';
 
@@ -38,6 +39,41 @@ describe('the marketplace client (packages/client) against the service over HTTP
     const receipt = await client.receipt(answer.invocation_id);
     assert.equal(receipt.final, true);
     assert.equal(receipt.message.amount, '2000');
+  });
+
+  test('once it knows an operation’s terms the client pays in one request, and pays the new terms when the price changed', async () => {
+    const key = generateAgentKey();
+    await market.ledger.fund(key.did, '5');
+    const sent: string[] = [];
+    const send = fetchTransport(fetch);
+    const client = new MarketplaceClient({
+      baseUrl,
+      key,
+      maxPayment: '0.05',
+      transport: (method, url, init) => {
+        sent.push(`${method} ${url.pathname}${init.headers['x-ledger-payment'] ? ' paid' : ''}`);
+        return send(method, url, init);
+      },
+    });
+    const pricedId = await seedActiveListing(market.database.db, providerManifest(world.provider.url));
+    const invokes = () => sent.filter((line) => line.startsWith(`POST /v1/invoke/${pricedId}`));
+    assert.equal((await client.invoke(pricedId, { operation: 'echo', args: { text: 'first' } })).cost, '0.001000');
+    assert.deepEqual(invokes(), [`POST /v1/invoke/${pricedId}`, `POST /v1/invoke/${pricedId} paid`], 'the first call asks for the terms');
+    const second = await client.invoke(pricedId, { operation: 'echo', args: { text: 'second' } });
+    assert.deepEqual(second.result, { echo: { text: 'second' } });
+    assert.equal(invokes().length, 3, 'the second call is paid in one request, its ref bound to its own args');
+    const listing = await market.database.db.selectFrom('listings').select('manifest').where('id', '=', pricedId).executeTakeFirstOrThrow();
+    const manifest = listing.manifest as { operations: Array<{ name: string; pricing: { price_per_unit: string } }> };
+    for (const operation of manifest.operations) if (operation.name === 'echo') operation.pricing.price_per_unit = '0.002000';
+    await market.database.db
+      .updateTable('listings')
+      .set({ manifest: JSON.stringify(manifest) as never })
+      .where('id', '=', pricedId)
+      .execute();
+    market.deps.payments.desk.listings.forget(pricedId);
+    assert.equal((await client.invoke(pricedId, { operation: 'echo', args: { text: 'third' } })).cost, '0.002000');
+    assert.deepEqual(invokes().slice(3), [`POST /v1/invoke/${pricedId} paid`, `POST /v1/invoke/${pricedId} paid`], 'refused at the old cap, paid at the new');
+    assert.equal((await market.ledger.account(key.did)).balance, '4.996000');
   });
 
   test('terms above maxPayment are refused by the client; nothing is held', async () => {

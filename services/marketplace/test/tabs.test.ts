@@ -4,6 +4,7 @@ import { generateAgentKey } from '@platform/client/agent-key';
 import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
 import { cosignSigningText } from '@platform/kit/marketplace-voucher';
 import { testEngines } from '@platform/testkit/databases';
+import { eventually } from '@platform/testkit/eventually';
 import { type Caller, paidWorldForFile, payTerms, providerManifest, seedActiveListing, signVoucher, startPaidMarketplace } from './paid-fixtures.ts';
 
 const world = paidWorldForFile();
@@ -135,6 +136,25 @@ for (const engine of testEngines()) {
       const state = await market.call('GET', `/v1/channels/${channel.id}`, { caller });
       assert.equal(state.body.data.spent, '0.001000');
       assert.equal(state.body.data.sequence, '2');
+      // While another call is in flight (a slow one, failing at its timeout), vouchers are checked on the signing
+      // thread: a forged one is refused there too, and an honest one is served.
+      const slowCalls = world.provider.calls.length;
+      const slow = market.call('POST', `/v1/invoke/${serviceId}`, {
+        caller,
+        body: { operation: 'slow', args: {}, payment: { rail: 'voucher', channel_id: channel.id, ...signVoucher(caller.key, tab, 3, '0.020000') } },
+      });
+      await eventually(() => world.provider.calls.length > slowCalls, 'the slow call reached the provider');
+      const [forgedAlongside, honest] = await Promise.all([
+        market.call('POST', `/v1/invoke/${serviceId}`, {
+          caller,
+          body: { operation: 'echo', args: {}, payment: { rail: 'voucher', channel_id: channel.id, ...signVoucher(generateAgentKey(), tab, 4, '0.030000') } },
+        }),
+        voucherCall(caller, tab, 4, '0.030000', { text: 'alongside' }),
+      ]);
+      assert.equal(forgedAlongside.status, 401);
+      assert.equal(honest.status, 200);
+      assert.equal(honest.body.data.tab.spent, '0.002000');
+      assert.equal((await slow).status, 503);
     });
 
     test('POST /v1/vouchers/cosign raises what the caller allows and returns the co-signed statement; racing opens share one hold', async () => {

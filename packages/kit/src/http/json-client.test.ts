@@ -41,7 +41,7 @@ describe('the keep-alive JSON client', () => {
     const text = await client.request('GET', `${base}/text`);
     assert.equal(text.json, undefined, 'an answer that is not JSON has no json');
     assert.equal(text.text, 'not json');
-    client.close();
+    await client.close();
   });
 
   test('a slow answer fails as a timeout, an unreachable host and an oversized answer as network errors', async () => {
@@ -55,6 +55,6 @@ describe('the keep-alive JSON client', () => {
       (error: unknown) => error instanceof JsonClientError && error.kind === 'network' && /larger than 1024/.test(error.message),
     );
     await assert.rejects(client.request('GET', 'http://127.0.0.1:1/'), (error: unknown) => error instanceof JsonClientError && error.kind === 'network');
-    client.close();
+    await client.close();
   });
 });

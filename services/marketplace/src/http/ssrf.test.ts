@@ -37,5 +37,5 @@ test('the guarded client refuses a private IP literal and a name resolving to on
     (error: unknown) => error instanceof JsonClientError && /private address/.test(error.message),
   );
   assert.equal(guardedClient(client, true), client, 'allowed: the client as it is');
-  client.close();
+  await client.close();
 });

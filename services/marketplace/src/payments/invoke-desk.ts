@@ -6,17 +6,17 @@ import { monotonicUuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
-import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
-import { invokeRef, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
-import { callerInvocationView } from './invocation-view.ts';
+import { invokeRef, requestDigest } from './binding.ts';
+import type { CallLedger } from './call-ledger.ts';
+import { type CallOutcome, type CallRequest, finishedInvocation, keyReused, outcomeOf } from './call-outcome.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { ListingCache } from './listing-cache.ts';
 import { callCapMicros, costMicros, money, operationOf } from './pricing.ts';
 import { callProvider, firstProblem, type ProviderOutcome, validatorFor } from './provider-call.ts';
 import type { Quotes } from './quotes.ts';
 import { PaymentRefused, type SettlementGateway } from './settlement-gateway.ts';
+import type { Signatures } from './signatures.ts';
 import type { TabDesk } from './tab-desk.ts';
 import { checkPayment, type PaymentTerms, paymentRequired } from './terms.ts';
 
@@ -36,9 +36,10 @@ export class InvokeDesk {
   readonly #logger: Logger;
   readonly #settlement: SettlementGateway;
   readonly #providers: JsonClient;
-  readonly #identity: MarketplaceIdentity;
+  readonly #signatures: Signatures;
   readonly #quotes: Quotes;
   readonly #tabs: TabDesk;
+  readonly #ledger: CallLedger;
   readonly #settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   readonly invocations: InvocationsRepository;
   readonly listings: ListingCache;
@@ -51,9 +52,10 @@ export class InvokeDesk {
     logger: Logger;
     settlement: SettlementGateway;
     providers: JsonClient;
-    identity: MarketplaceIdentity;
+    signatures: Signatures;
     quotes: Quotes;
     invocations: InvocationsRepository;
+    ledger: CallLedger;
     tabs: TabDesk;
     settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   }) {
@@ -62,9 +64,10 @@ export class InvokeDesk {
     this.#logger = options.logger;
     this.#settlement = options.settlement;
     this.#providers = options.providers;
-    this.#identity = options.identity;
+    this.#signatures = options.signatures;
     this.#quotes = options.quotes;
     this.#tabs = options.tabs;
+    this.#ledger = options.ledger;
     this.#settings = options.settings;
     this.invocations = options.invocations;
     this.listings = new ListingCache(options.db);
@@ -96,7 +99,11 @@ export class InvokeDesk {
     };
   }
 
-  async call(request: CallRequest): Promise<CallOutcome> {
+  call(request: CallRequest): Promise<CallOutcome> {
+    return this.#signatures.during(() => this.#call(request));
+  }
+
+  async #call(request: CallRequest): Promise<CallOutcome> {
     const { listing } = request;
     const operation = operationOf(listing, request.operation);
     const args = request.args ?? {};
@@ -133,8 +140,11 @@ export class InvokeDesk {
       request_digest: requestDigest({ serviceId: listing.id, operation: operation.name, args }),
       started_at: now,
     });
-    const claim = await this.invocations.claim(invocation);
-    if (!claim.claimed) return this.#replay(claim.existing, invocation.request_hash);
+    if (!(await this.#ledger.claim(invocation))) {
+      const existing = await this.invocations.byKey(invocation.caller_did, invocation.idempotency_key);
+      if (!existing) throw new Error('an idempotency key was claimed and then vanished');
+      return this.#replay(existing, invocation.request_hash);
+    }
     const running = this.#holdServeCapture(listing, operation, args, invocation, terms, payment?.wire);
     this.#inFlight.set(invocation.id, running);
     try {
@@ -196,7 +206,7 @@ export class InvokeDesk {
 
   /** Calls the provider for an invocation. */
   #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
-    return callProvider(this.#providers, this.#identity.agent, {
+    return callProvider(this.#providers, this.#signatures, {
       endpoint: listing.manifest.endpoint,
       manifestHash: listing.manifest_hash,
       operation,
@@ -227,35 +237,8 @@ export class InvokeDesk {
   }
 
   async #finish(invocation: InvocationTable, served: ProviderOutcome, cost: bigint, settleSeq: bigint | null): Promise<CallOutcome> {
-    const finishedAt = this.#clock.now();
-    const units = served.ok ? served.units : 0n;
-    const base = { ...invocation, status: served.ok ? ('succeeded' as const) : ('failed' as const), cost_micros: cost, units, finished_at: finishedAt };
-    const view = callerInvocationView({ ...base, capture_seq: settleSeq });
-    const outcome: CallOutcome = served.ok
-      ? { ok: true, body: { ...view, result: served.result } }
-      : {
-          ok: false,
-          error: new ServiceError('unavailable', `the provider could not serve the call, and it costs nothing: ${served.message}`, {
-            details: { reason: served.reason, invocation_id: invocation.id, charged: money(0n) },
-          }),
-        };
-    const stored = served.ok
-      ? { response: outcome.ok ? outcome.body : null, response_digest: responseDigest({ result: served.result, units: units.toString() }) }
-      : { error: { reason: served.reason, message: served.message }, response_digest: responseDigest({ error: served.reason, message: served.message }) };
-    await this.invocations.finish(
-      invocation.id,
-      {
-        status: base.status,
-        cost_micros: cost,
-        units,
-        hold_id: invocation.hold_id,
-        capture_seq: settleSeq,
-        latency_ms: Math.round(served.latencyMs),
-        finished_at: finishedAt,
-        ...stored,
-      },
-      { success: served.ok, providerFailure: !served.ok, latencyMs: Math.round(served.latencyMs) },
-    );
-    return outcome;
+    const finished = finishedInvocation({ ...invocation, capture_seq: settleSeq }, served, cost, this.#clock.now());
+    await this.#ledger.finish(finished, { success: served.ok, providerFailure: !served.ok, latencyMs: finished.latency_ms ?? 0 });
+    return outcomeOf(finished);
   }
 }

@@ -6,15 +6,16 @@ import type { MarketplaceConfig } from '../config.ts';
 import type { MarketplaceSchema } from '../db/schema.ts';
 import { guardedClient, guardedLookup } from '../http/ssrf.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
+import { CallLedger } from './call-ledger.ts';
 import { InvocationsRepository } from './invocations.repository.ts';
 import { InvokeDesk } from './invoke-desk.ts';
 import { Payouts } from './payouts.ts';
 import { Quotes } from './quotes.ts';
 import { Receipts } from './receipts.ts';
 import { SettlementGateway } from './settlement-gateway.ts';
+import { Signatures } from './signatures.ts';
 import { Sweep } from './sweep.ts';
 import { TabDesk } from './tab-desk.ts';
-import { TabLedger } from './tab-ledger.ts';
 import { Tabs } from './tabs.ts';
 
 /** Everything that moves money, wired once per process. */
@@ -24,13 +25,13 @@ export interface Payments {
   desk: InvokeDesk;
   tabs: Tabs;
   tabDesk: TabDesk;
-  ledger: TabLedger;
+  ledger: CallLedger;
   receipts: Receipts;
   payouts: Payouts;
   sweep: Sweep;
   /** Runs the sweep every `sweepSeconds` until stopped (returns the stopper). */
   startSweeping(): () => Promise<void>;
-  /** Waits for the voucher rail's last group and drops the kept-alive connections to settlement and providers. */
+  /** Waits for the call ledger's last group, drops the kept-alive connections to settlement and providers, stops the signing thread. */
   close(): Promise<void>;
 }
 
@@ -54,18 +55,20 @@ export function createPayments(deps: {
   const providers = guardedClient(providerClient, config.allowPrivateEndpoints);
   const quotes = new Quotes({ db, clock, signer: identity.signer, chainId: config.eip712ChainId, ttlSeconds: config.quoteTtlSeconds });
   const tabs = new Tabs({ db, clock, logger, settlement, settings: { paymentTtlSeconds: config.paymentTtlSeconds, settlementUrl: config.settlementUrl } });
-  const ledger = new TabLedger(db, logger);
+  const ledger = new CallLedger(db, logger);
   const invocations = new InvocationsRepository(db);
-  const tabDesk = new TabDesk({ db, clock, identity, tabs, ledger, invocations });
+  const signatures = new Signatures(identity.agent);
+  const tabDesk = new TabDesk({ db, clock, identity, tabs, ledger, invocations, signatures });
   const desk = new InvokeDesk({
     db,
     clock,
     logger,
     settlement,
     providers,
-    identity,
+    signatures,
     quotes,
     invocations,
+    ledger,
     tabs: tabDesk,
     settings: { providerTimeoutMs: config.providerTimeoutMs, paymentTtlSeconds: config.paymentTtlSeconds, settlementUrl: config.settlementUrl },
   });
@@ -86,8 +89,7 @@ export function createPayments(deps: {
   }
   async function close() {
     await ledger.flushed();
-    settlementClient.close();
-    providerClient.close();
+    await Promise.all([settlementClient.close(), providerClient.close(), signatures.close()]);
   }
   return { settlement, quotes, desk, tabs, tabDesk, ledger, receipts, payouts, sweep, startSweeping, close };
 }

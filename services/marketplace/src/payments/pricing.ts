@@ -5,10 +5,16 @@ import type { Kysely } from 'kysely';
 import type { ListingTable, MarketplaceSchema } from '../db/schema.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
 
+// Parsed once per operation object: a cached listing serves many calls with the same objects.
+const unitPrices = new WeakMap<ManifestOperation, bigint>();
+
 /** The price of one unit of an operation, in micros. */
 export function unitPriceMicros(operation: ManifestOperation): bigint {
+  const known = unitPrices.get(operation);
+  if (known !== undefined) return known;
   const parsed = parseAmount(operation.pricing.price_per_unit, { allowZero: true });
   if (!parsed.ok) throw new Error(`listing has a malformed price: ${operation.pricing.price_per_unit}`);
+  unitPrices.set(operation, parsed.micros);
   return parsed.micros;
 }
 

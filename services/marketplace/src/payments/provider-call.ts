@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { AgentKey } from '@platform/client/agent-key';
 import { type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
@@ -44,7 +43,7 @@ export function firstProblem(validate: ValidateFunction): string {
  */
 export async function callProvider(
   client: JsonClient,
-  signer: AgentKey,
+  signer: { did: string; sign(message: string): string | Promise<string> },
   call: {
     endpoint: string;
     manifestHash: string;
@@ -69,6 +68,7 @@ export async function callProvider(
   const bodyText = JSON.stringify(body);
   const digest = createHash('sha256').update(bodyText).digest('hex');
   const url = new URL(`${call.endpoint.replace(/\/+$/, '')}${operation.path ?? `/${operation.name}`}`);
+  const signature = await signer.sign(`${providerCallDomain}${call.invocationId}\n${digest}`);
   const started = call.now();
   const elapsed = () => call.now() - started;
   let answer: Awaited<ReturnType<JsonClient['request']>>;
@@ -76,11 +76,7 @@ export async function callProvider(
     answer = await client.request('POST', url, {
       bodyText,
       timeoutMs: call.timeoutMs,
-      headers: {
-        'x-marketplace-invocation': call.invocationId,
-        'x-marketplace-did': signer.did,
-        'x-marketplace-signature': signer.sign(`${providerCallDomain}${call.invocationId}\n${digest}`),
-      },
+      headers: { 'x-marketplace-invocation': call.invocationId, 'x-marketplace-did': signer.did, 'x-marketplace-signature': signature },
     });
   } catch (error) {
     if (error instanceof JsonClientError && error.kind === 'timeout')

@@ -1,11 +1,11 @@
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import type { InvocationTable } from '../db/schema.ts';
+import type { CallLedger } from './call-ledger.ts';
 import type { InvocationsRepository } from './invocations.repository.ts';
 import type { Payouts } from './payouts.ts';
 import { money } from './pricing.ts';
 import type { SettlementGateway } from './settlement-gateway.ts';
-import type { TabLedger } from './tab-ledger.ts';
 import type { Tabs } from './tabs.ts';
 
 const batch = 100;
@@ -23,7 +23,7 @@ export class Sweep {
   readonly #settlement: SettlementGateway;
   readonly #invocations: InvocationsRepository;
   readonly #tabs: Tabs;
-  readonly #ledger: TabLedger;
+  readonly #ledger: CallLedger;
   readonly #payouts: Payouts;
   /** A call still pending this long after it started was interrupted (the longest provider timeout, and a margin). */
   readonly #interruptedAfterMs: number;
@@ -34,7 +34,7 @@ export class Sweep {
     settlement: SettlementGateway;
     invocations: InvocationsRepository;
     tabs: Tabs;
-    ledger: TabLedger;
+    ledger: CallLedger;
     payouts: Payouts;
     providerTimeoutMs: number;
   }) {
@@ -74,11 +74,11 @@ export class Sweep {
       // Interrupted mid-call: whatever the provider did, the caller got no answer and pays nothing. A noted hold is
       // released now; one not yet noted returns to the caller when it expires.
       const released = row.hold_id === null ? undefined : await this.#settlement.release(row.hold_id, `mkt:${row.id}:release`);
-      await this.#invocations.finish(
-        row.id,
+      await this.#ledger.finish(
         {
+          ...row,
           status: 'failed',
-          error: { reason: 'interrupted', message: 'the marketplace stopped while serving the call' } as never,
+          error: { reason: 'interrupted', message: 'the marketplace stopped while serving the call' },
           capture_seq: released === undefined ? null : BigInt(released.seq),
           finished_at: this.#clock.now(),
         },

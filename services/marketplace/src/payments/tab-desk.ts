@@ -1,4 +1,3 @@
-import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
 import { canonicalHash } from '@platform/kit/canonical-json';
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
@@ -9,13 +8,13 @@ import type { Kysely } from 'kysely';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
-import { digestOf, requestDigest, responseDigest } from './binding.ts';
-import { type CallOutcome, type CallRequest, keyReused, outcomeOf } from './call-outcome.ts';
-import { callerInvocationView } from './invocation-view.ts';
+import { digestOf, requestDigest } from './binding.ts';
+import type { CallLedger } from './call-ledger.ts';
+import { type CallOutcome, type CallRequest, finishedInvocation, keyReused, outcomeOf } from './call-outcome.ts';
 import { type InvocationsRepository, newInvocation } from './invocations.repository.ts';
 import { callCapMicros, costMicros, money } from './pricing.ts';
 import type { ProviderOutcome } from './provider-call.ts';
-import type { TabLedger } from './tab-ledger.ts';
+import type { Signatures } from './signatures.ts';
 import type { LiveTab, TabKind, Tabs, TabView } from './tabs.ts';
 
 /** A voucher as callers send it. */
@@ -48,8 +47,9 @@ export class TabDesk {
   readonly #clock: Clock;
   readonly #identity: MarketplaceIdentity;
   readonly #tabs: Tabs;
-  readonly #ledger: TabLedger;
+  readonly #ledger: CallLedger;
   readonly #invocations: InvocationsRepository;
+  readonly #signatures: Signatures;
   /** Voucher calls being served, by `<tab>:<sequence>` and by caller key: a racing retry waits for the first. */
   readonly #inFlight = new Map<string, Promise<CallOutcome>>();
 
@@ -58,8 +58,9 @@ export class TabDesk {
     clock: Clock;
     identity: MarketplaceIdentity;
     tabs: Tabs;
-    ledger: TabLedger;
+    ledger: CallLedger;
     invocations: InvocationsRepository;
+    signatures: Signatures;
   }) {
     this.#db = options.db;
     this.#clock = options.clock;
@@ -67,6 +68,7 @@ export class TabDesk {
     this.#tabs = options.tabs;
     this.#ledger = options.ledger;
     this.#invocations = options.invocations;
+    this.#signatures = options.signatures;
   }
 
   async call(
@@ -87,7 +89,8 @@ export class TabDesk {
       if (replay) return replay;
     }
     const cap = callCapMicros(operation);
-    const accepted = this.#accept(live, payment.voucher, cap, requestHash);
+    this.#tabs.requireOpen(live);
+    const accepted = this.#accept(live, await this.#verify(live, payment.voucher), cap, requestHash);
     if (accepted instanceof Promise) return accepted;
     const now = this.#clock.now();
     const invocation = newInvocation({
@@ -131,22 +134,10 @@ export class TabDesk {
     }
     const cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
     live.row.spent_micros += cost;
-    const finished: InvocationTable = {
-      ...invocation,
-      status: served.ok ? 'succeeded' : 'failed',
-      cost_micros: cost,
-      units: served.ok ? served.units : 0n,
-      latency_ms: Math.round(served.latencyMs),
-      finished_at: this.#clock.now(),
-      response_digest: served.ok
-        ? responseDigest({ result: served.result, units: served.units.toString() })
-        : responseDigest({ error: served.reason, message: served.message }),
-      error: served.ok ? null : { reason: served.reason, message: served.message },
-    };
     // The tab as of this call, unsigned: signing it on every call cost as much as checking the voucher. The
     // signed statement is POST /v1/vouchers/cosign's, whenever the caller wants one.
     const tab = { id: live.row.id, sequence: accepted.sequence.toString(), authorized: money(live.row.authorized_micros), spent: money(live.row.spent_micros) };
-    if (served.ok) finished.response = { ...callerInvocationView(finished), result: served.result, tab };
+    const finished = finishedInvocation(invocation, served, cost, this.#clock.now(), { tab });
     try {
       await this.#ledger.record({
         tabId: live.row.id,
@@ -169,14 +160,14 @@ export class TabDesk {
   }
 
   /**
-   * Checks a voucher against the tab and, when it pays, takes it: the tab's sequence and authorization move
-   * forward and the call's cap is reserved, synchronously (no await between the checks and the taking), so two
-   * calls racing on one tab can never both count on the same headroom. A sequence already used is a replay: the
-   * call it paid answers again when it is the same request, otherwise it is refused.
+   * Checks a verified voucher against the tab and, when it pays, takes it: the tab's sequence and authorization
+   * move forward and the call's cap is reserved, synchronously (no await between the checks and the taking), so
+   * two calls racing on one tab can never both count on the same headroom. A sequence already used is a replay:
+   * the call it paid answers again when it is the same request, otherwise it is refused.
    */
-  #accept(live: LiveTab, input: VoucherInput, cap: bigint, requestHash: string): Accepted | Promise<CallOutcome> {
+  #accept(live: LiveTab, voucher: Accepted, cap: bigint, requestHash: string): Accepted | Promise<CallOutcome> {
+    // Again: the tab may have closed while the signature was checked.
     this.#tabs.requireOpen(live);
-    const voucher = this.#verify(live, input);
     if (voucher.sequence <= live.row.sequence) return this.#replayBySequence(live, voucher.sequence, requestHash);
     const needed = live.row.spent_micros + live.reserved + cap;
     if (voucher.cumulative < needed)
@@ -195,8 +186,8 @@ export class TabDesk {
     live.row.last_voucher = voucher.voucher;
   }
 
-  /** Shape, deposit and the caller's signature. */
-  #verify(live: LiveTab, input: VoucherInput): Accepted {
+  /** Shape, deposit and the caller's signature (what does not depend on the tab's moving state). */
+  async #verify(live: LiveTab, input: VoucherInput): Promise<Accepted> {
     const refuse = (message: string, field: string) => new ServiceError('invalid_request', `voucher: ${message}`, { details: { field: `voucher.${field}` } });
     if (typeof input.sequence !== 'string' || !/^[1-9][0-9]{0,17}$/.test(input.sequence))
       throw refuse('sequence must be a positive integer as a string', 'sequence');
@@ -208,8 +199,7 @@ export class TabDesk {
         details: { reason: 'voucher_exceeds_deposit', deposit: money(live.row.deposit_micros) },
       });
     const terms = { kind: live.row.kind, id: live.row.id, service_id: live.row.listing_id, sequence: input.sequence, cumulative: money(cumulative.micros) };
-    const key = publicKeyFromHex(live.row.caller_public_key);
-    if (!key || !verifyMessage(key, voucherSigningText(terms), input.signature))
+    if (!(await this.#signatures.verify(live.row.caller_public_key, voucherSigningText(terms), input.signature)))
       throw new ServiceError('unauthorized', 'the voucher is not signed by the key that opened the tab', { details: { reason: 'voucher_signature' } });
     return {
       sequence: BigInt(input.sequence),
@@ -259,7 +249,8 @@ export class TabDesk {
   async cosign(caller: string, kind: TabKind, id: string, input: VoucherInput): Promise<Cosigned> {
     const live = await this.#tabs.live(caller, kind, id);
     this.#tabs.requireOpen(live);
-    const voucher = this.#verify(live, input);
+    const voucher = await this.#verify(live, input);
+    this.#tabs.requireOpen(live);
     if (voucher.sequence < live.row.sequence || (voucher.sequence === live.row.sequence && !sameVoucher(live.row.last_voucher, voucher.voucher)))
       throw staleVoucher(live, voucher.sequence);
     if (voucher.sequence > live.row.sequence) {
@@ -291,7 +282,8 @@ export class TabDesk {
   ): Promise<{ stream: TabView; voucher: Cosigned; invocation_id: string | null }> {
     const live = await this.#tabs.live(caller, 'stream', id);
     this.#tabs.requireOpen(live);
-    const voucher = this.#verify(live, input);
+    const voucher = await this.#verify(live, input);
+    this.#tabs.requireOpen(live);
     if (voucher.sequence <= live.row.sequence) throw staleVoucher(live, voucher.sequence);
     const price = live.row.unit_price_micros ?? 0n;
     if (typeof input.units !== 'string' || !/^(0|[1-9][0-9]{0,17})$/.test(input.units))

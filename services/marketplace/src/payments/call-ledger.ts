@@ -1,0 +1,299 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { InvocationTable, MarketplaceSchema } from '../db/schema.ts';
+import { addToListingStats } from './listing-stats.ts';
+
+/** One accepted voucher: what it moves on its tab, and the invocation it paid (none for a bare co-sign). */
+export interface TabEntry {
+  tabId: string;
+  listingId: string;
+  sequence: bigint;
+  cumulative: bigint;
+  voucher: unknown;
+  cost: bigint;
+  invocation?: InvocationTable;
+  /** For the listing's measured stats. */
+  outcome?: { success: boolean; latencyMs: number };
+}
+
+/** What finishing an invocation adds to its listing's measured stats. */
+export interface StatsDelta {
+  success: boolean;
+  /** Whether the provider is to blame for a failure (a caller's mistake does not count against it). */
+  providerFailure: boolean;
+  latencyMs: number;
+}
+
+type Write = { kind: 'claim'; row: InvocationTable } | { kind: 'finish'; row: InvocationTable; stats: StatsDelta } | { kind: 'tab'; entry: TabEntry };
+
+interface Queued {
+  write: Write;
+  done: (claimed: boolean) => void;
+  fail: (error: unknown) => void;
+}
+
+/**
+ * Group commit for every write a paid call makes: a hold call's claim (the pending invocation that takes its
+ * idempotency key) and its finish, and a voucher call's invocation with its tab's move. Writes queue while a
+ * group is being written; the next group (every write queued meanwhile) is one statement of data-modifying CTEs:
+ * one insert of the new invocations, one update of the finished ones, one of the tabs, one upsert of the
+ * listings' stats, each fed by one `jsonb_to_recordset` parameter. Each caller waits for its group's commit, so
+ * nothing answered is ever lost, and a thousand calls a second cost a few dozen statements, not thousands.
+ * The stats of a listing every call touches are one upsert per group instead of a row lock per call.
+ */
+export class CallLedger {
+  readonly #db: Kysely<MarketplaceSchema>;
+  readonly #logger: Logger;
+  #queue: Queued[] = [];
+  #writing: Promise<void> | undefined;
+
+  constructor(db: Kysely<MarketplaceSchema>, logger: Logger) {
+    this.#db = db;
+    this.#logger = logger;
+  }
+
+  /**
+   * Inserts a pending invocation unless its caller already used its idempotency key: of racing claims exactly
+   * one is true (the unique index decides, on both engines, across instances).
+   */
+  claim(row: InvocationTable): Promise<boolean> {
+    return this.#enqueue({ kind: 'claim', row });
+  }
+
+  /** Writes a call's outcome (every outcome column of `row`) and adds it to its listing's stats. */
+  async finish(row: InvocationTable, stats: StatsDelta): Promise<void> {
+    await this.#enqueue({ kind: 'finish', row, stats });
+  }
+
+  /** A voucher's move on its tab, with the invocation it paid. */
+  async record(entry: TabEntry): Promise<void> {
+    await this.#enqueue({ kind: 'tab', entry });
+  }
+
+  /** Resolves once everything queued so far is written. */
+  async flushed(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  #enqueue(write: Write): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ write, done: resolve, fail: reject });
+      this.#writing ??= this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const group = this.#queue;
+        this.#queue = [];
+        await this.#writeGroup(group);
+      }
+    } finally {
+      this.#writing = undefined;
+    }
+  }
+
+  async #writeGroup(group: Queued[]): Promise<void> {
+    try {
+      const claimed = await this.#write(group.map((item) => item.write));
+      for (const item of group) item.done(item.write.kind === 'claim' && claimed.has(item.write.row.id));
+    } catch (error) {
+      // The statement was refused as a whole (nothing of it applied) because of what one write carries (a provider's
+      // answer PostgreSQL will not store, say): each write alone again, so one call's data cannot fail its neighbours.
+      if (group.length > 1 && refusedStatement(error)) {
+        for (const item of group) await this.#writeGroup([item]);
+        return;
+      }
+      this.#logger.error({ err: error, writes: group.length }, 'writing a group of calls failed');
+      for (const item of group) item.fail(error);
+    }
+  }
+
+  /** One statement for the whole group; returns the ids of the invocations it inserted. */
+  async #write(writes: Write[]): Promise<Set<string>> {
+    const rows = groupRows(writes);
+    const result = await groupStatement(rows).execute(this.#db);
+    return new Set(result.rows.map((row) => row.id));
+  }
+}
+
+type StatsRow = { listing_id: string; calls: number; successes: number; failures: number; latency: number; at: Date };
+type TabMove = { id: string; sequence: bigint; cumulative: bigint; cost: bigint; voucher: unknown };
+
+/** A group's writes as the rows of each table: new invocations, finished ones, each tab's move, each listing's stats. */
+interface GroupRows {
+  inserts: InvocationRecord[];
+  finishes: InvocationRecord[];
+  tabs: Map<string, TabMove>;
+  stats: Map<string, StatsRow>;
+}
+
+function groupRows(writes: readonly Write[]): GroupRows {
+  const rows: GroupRows = { inserts: [], finishes: [], tabs: new Map(), stats: new Map() };
+  for (const write of writes) {
+    if (write.kind === 'claim') rows.inserts.push(invocationRecord(write.row));
+    else if (write.kind === 'finish') {
+      rows.finishes.push(invocationRecord(write.row));
+      // A caller's mistake or an interruption on our side does not count against the listing.
+      const { success, providerFailure, latencyMs } = write.stats;
+      const counted = success || providerFailure ? 1 : 0;
+      addStats(rows.stats, write.row.listing_id, write.row.finished_at ?? write.row.started_at, {
+        calls: counted,
+        successes: success ? 1 : 0,
+        failures: counted - (success ? 1 : 0),
+        latency: counted * latencyMs,
+      });
+    } else addTabEntry(rows, write.entry);
+  }
+  return rows;
+}
+
+function addTabEntry(rows: GroupRows, entry: TabEntry): void {
+  const tab = rows.tabs.get(entry.tabId) ?? { id: entry.tabId, sequence: 0n, cumulative: 0n, cost: 0n, voucher: null };
+  if (entry.sequence >= tab.sequence) {
+    tab.sequence = entry.sequence;
+    tab.voucher = entry.voucher;
+  }
+  if (entry.cumulative > tab.cumulative) tab.cumulative = entry.cumulative;
+  tab.cost += entry.cost;
+  rows.tabs.set(entry.tabId, tab);
+  if (!entry.invocation) return;
+  rows.inserts.push(invocationRecord(entry.invocation));
+  if (entry.outcome) {
+    const { success, latencyMs } = entry.outcome;
+    const at = entry.invocation.finished_at ?? entry.invocation.started_at;
+    addStats(rows.stats, entry.listingId, at, { calls: 1, successes: success ? 1 : 0, failures: success ? 0 : 1, latency: latencyMs });
+  }
+}
+
+function addStats(stats: Map<string, StatsRow>, listingId: string, at: Date, delta: Omit<StatsRow, 'listing_id' | 'at'>): void {
+  const listing = stats.get(listingId) ?? { listing_id: listingId, calls: 0, successes: 0, failures: 0, latency: 0, at };
+  listing.calls += delta.calls;
+  listing.successes += delta.successes;
+  listing.failures += delta.failures;
+  listing.latency += delta.latency;
+  if (at > listing.at) listing.at = at;
+  stats.set(listingId, listing);
+}
+
+/**
+ * The group's one statement. PostgreSQL runs every data-modifying WITH part exactly once, on one snapshot: a row is
+ * changed by one part at most (a call's claim and its finish are never in one group: the finish waits for the
+ * claim's commit). Answers the ids the insert took.
+ */
+function groupStatement(rows: GroupRows): RawBuilder<{ id: string }> {
+  const parts: RawBuilder<unknown>[] = [];
+  if (rows.inserts.length > 0)
+    parts.push(sql`insert into invocations (${columnList(invocationColumns)})
+      select ${columnList(invocationColumns)} from jsonb_to_recordset(${recordsJson(rows.inserts)}::jsonb) as r(${recordType(invocationColumns)})
+      on conflict (caller_did, idempotency_key) where idempotency_key <> '' do nothing
+      returning id`);
+  if (rows.finishes.length > 0)
+    parts.push(sql`update invocations set ${sql.join(
+      outcomeColumns.map((column) => sql`${sql.ref(column)} = f.${sql.ref(column)}`),
+      sql`, `,
+    )}
+      from jsonb_to_recordset(${recordsJson(rows.finishes)}::jsonb) as f(id uuid, ${recordType(outcomeColumns)})
+      where invocations.id = f.id`);
+  if (rows.tabs.size > 0) {
+    const moves = [...rows.tabs.values()].map((tab) => ({ ...tab, sequence: `${tab.sequence}`, cumulative: `${tab.cumulative}`, cost: `${tab.cost}` }));
+    parts.push(sql`update tabs set
+        sequence = greatest(tabs.sequence, v.sequence),
+        authorized_micros = greatest(tabs.authorized_micros, v.cumulative),
+        spent_micros = tabs.spent_micros + v.cost,
+        last_voucher = case when tabs.sequence <= v.sequence then v.voucher else tabs.last_voucher end
+      from jsonb_to_recordset(${recordsJson(moves)}::jsonb) as v(id uuid, sequence bigint, cumulative bigint, cost bigint, voucher jsonb)
+      where tabs.id = v.id`);
+  }
+  if (rows.stats.size > 0)
+    parts.push(sql`insert into listing_stats (listing_id, calls, successes, failures, latency_ms_total, last_call_at)
+      select listing_id, calls, successes, failures, round(latency)::bigint, at
+      from jsonb_to_recordset(${recordsJson([...rows.stats.values()])}::jsonb)
+        as s(listing_id uuid, calls bigint, successes bigint, failures bigint, latency float8, at timestamptz)
+      ${addToListingStats}`);
+  const named = parts.map((part, index) => sql`${sql.raw(`part${index}`)} as (${part})`);
+  return sql<{ id: string }>`with ${sql.join(named, sql`, `)} ${rows.inserts.length > 0 ? sql`select id from part0` : sql`select null as id`}`;
+}
+
+/** Every column of an invocation with its SQL type, in one order for the group's insert. */
+const invocationColumnTypes = {
+  id: 'uuid',
+  listing_id: 'uuid',
+  operation: 'text',
+  caller_did: 'text',
+  idempotency_key: 'text',
+  request_hash: 'text',
+  rail: 'text',
+  quote_id: 'uuid',
+  status: 'text',
+  cap_micros: 'bigint',
+  cost_micros: 'bigint',
+  units: 'bigint',
+  hold_id: 'uuid',
+  channel_id: 'uuid',
+  capture_seq: 'bigint',
+  request_digest: 'text',
+  response_digest: 'text',
+  response: 'jsonb',
+  error: 'jsonb',
+  latency_ms: 'integer',
+  started_at: 'timestamptz',
+  finished_at: 'timestamptz',
+  receipt: 'jsonb',
+  tab_sequence: 'bigint',
+} as const satisfies Record<keyof InvocationTable, string>;
+type InvocationColumn = keyof typeof invocationColumnTypes;
+const invocationColumns = Object.keys(invocationColumnTypes) as InvocationColumn[];
+
+/** What a call's outcome sets on its pending row. */
+const outcomeColumns = [
+  'status',
+  'cost_micros',
+  'units',
+  'hold_id',
+  'capture_seq',
+  'response_digest',
+  'response',
+  'error',
+  'latency_ms',
+  'finished_at',
+] as const satisfies ReadonlyArray<InvocationColumn>;
+
+const columnList = (columns: readonly InvocationColumn[]) => sql.join(columns.map((column) => sql.ref(column)));
+const recordType = (columns: readonly InvocationColumn[]) => sql.raw(columns.map((column) => `${column} ${invocationColumnTypes[column]}`).join(', '));
+
+/** An invocation as JSON takes it: its bigints as decimal strings (PostgreSQL reads them back exactly). */
+type InvocationRecord = Omit<InvocationTable, 'cap_micros' | 'cost_micros' | 'units' | 'capture_seq' | 'tab_sequence'> & {
+  cap_micros: string;
+  cost_micros: string;
+  units: string;
+  capture_seq: string | null;
+  tab_sequence: string | null;
+};
+
+function invocationRecord(row: InvocationTable): InvocationRecord {
+  return {
+    ...row,
+    cap_micros: `${row.cap_micros}`,
+    cost_micros: `${row.cost_micros}`,
+    units: `${row.units}`,
+    capture_seq: row.capture_seq === null ? null : `${row.capture_seq}`,
+    tab_sequence: row.tab_sequence === null ? null : `${row.tab_sequence}`,
+  };
+}
+
+/** Rows as one JSON array (dates become ISO text); without a replacer, which cost more than the rest of the encoding. */
+function recordsJson(rows: readonly object[]): string {
+  return JSON.stringify(rows);
+}
+
+/**
+ * Whether PostgreSQL refused the statement for what it carries (SQLSTATE class 22, data exception, or 23,
+ * integrity): nothing of it applied, so its writes can be tried one by one. A lost connection is not that: the
+ * group may have committed, and a tab's spent amount must not be added twice.
+ */
+function refusedStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
