@@ -10,8 +10,14 @@ import { type Child, forkChild, serveChild } from '@platform/testkit/child-proce
  */
 
 const handlers = {
-  /** CPU time of the whole service process so far (all threads: event loop, GC, libuv pool), in µs. */
-  cpu: () => process.cpuUsage(),
+  /**
+   * CPU time so far in µs: the whole service process (all threads: event loop, front threads, crypto worker, GC,
+   * libuv pool) and its main thread alone, the sequencer's, whose share says whether it is the limit.
+   */
+  cpu: () => {
+    const thread = process.threadCpuUsage();
+    return { ...process.cpuUsage(), mainThread: thread.user + thread.system };
+  },
   stop: async () => {
     await service?.stop();
     setImmediate(() => process.exit(0));
