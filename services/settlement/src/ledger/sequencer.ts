@@ -5,12 +5,12 @@ import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
-import type { AccountTable, BatchTable, SettlementSchema } from '../db/schema.ts';
+import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
-import { Group } from './group.ts';
-import { isIdempotencyConflict, loadGroupBase, RecentIdempotency, writeGroup } from './group-store.ts';
+import { Group, nonceKey } from './group.ts';
+import { isKeyConflict, loadGroupBase, RecentRows, writeGroup } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
 import type { LogView } from './log-view.ts';
 import { batchView } from './views.ts';
@@ -31,7 +31,7 @@ export interface SequencerOptions {
   takeoverPollMs: number;
   /** How often the sequencer returns expired holds and checks the window's age. */
   tickMs: number;
-  /** Idempotency records kept in memory to answer retries without a read (default 100,000). */
+  /** Idempotency records, intent nonces and holds each kept in memory to answer without a read (default 100,000). */
   recentIdempotencyKeys?: number;
   /** Called after each commit that adds to the event log (this process's stream readers catch up at once). */
   onCommitted?: () => void;
@@ -82,11 +82,13 @@ export class Sequencer {
   readonly #options: SequencerOptions;
   readonly #queue: Pending[] = [];
   readonly #accounts = new Map<string, AccountTable>();
-  readonly #recentIdempotency: RecentIdempotency;
+  readonly #recentIdempotency: RecentRows<IdempotencyTable>;
+  readonly #recentNonces: RecentRows<true>;
+  readonly #recentHolds: RecentRows<HoldTable>;
   /** Signs receipts and builds balance trees off the request thread. */
   readonly #crypto: CryptoWorker;
-  /** Commands still to apply with their idempotency keys read from the database (after a guard refusal). */
-  #verifyIdempotency = 0;
+  /** Commands still to apply with their idempotency keys and nonces read from the database (after a guard refusal). */
+  #verifyKeys = 0;
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -99,7 +101,9 @@ export class Sequencer {
 
   constructor(options: SequencerOptions) {
     this.#options = options;
-    this.#recentIdempotency = new RecentIdempotency(options.recentIdempotencyKeys);
+    this.#recentIdempotency = new RecentRows(options.recentIdempotencyKeys);
+    this.#recentNonces = new RecentRows(options.recentIdempotencyKeys);
+    this.#recentHolds = new RecentRows(options.recentIdempotencyKeys);
     this.#crypto = new CryptoWorker(options.key.privateKey);
   }
 
@@ -234,7 +238,9 @@ export class Sequencer {
       this.#role = this.#stop.signal.aborted ? 'stopped' : 'standby';
       this.#accounts.clear();
       this.#recentIdempotency.clear();
-      this.#verifyIdempotency = 0;
+      this.#recentNonces.clear();
+      this.#recentHolds.clear();
+      this.#verifyKeys = 0;
       for (const pending of this.#queue.splice(0)) pending.resolve({ ok: false, error: standbyError() });
       this.#wake = undefined;
       leadership.abort();
@@ -261,9 +267,9 @@ export class Sequencer {
     const now = clock.now();
     if (this.#accounts.size > maxCachedAccounts) this.#accounts.clear();
     try {
-      const readIdempotency = this.#verifyIdempotency > 0;
-      this.#verifyIdempotency = Math.max(0, this.#verifyIdempotency - pending.length);
-      const caches = { accounts: this.#accounts, idempotency: this.#recentIdempotency, readIdempotency };
+      const readKeys = this.#verifyKeys > 0;
+      this.#verifyKeys = Math.max(0, this.#verifyKeys - pending.length);
+      const caches = { accounts: this.#accounts, idempotency: this.#recentIdempotency, nonces: this.#recentNonces, holds: this.#recentHolds, readKeys };
       const base = await loadGroupBase(
         database.db,
         pending.map((p) => p.command),
@@ -310,10 +316,10 @@ export class Sequencer {
    */
   async #finish(db: Db, inflight: InFlight, next?: Prepared): Promise<boolean> {
     const error = await inflight.written;
-    if (error && isIdempotencyConflict(error)) {
+    if (error && isKeyConflict(error)) {
       const again = [...inflight.pending, ...(next?.pending ?? [])];
       this.#queue.unshift(...again);
-      this.#verifyIdempotency = again.length;
+      this.#verifyKeys = again.length;
       this.#seq = inflight.firstSeq;
       return false;
     }
@@ -337,6 +343,8 @@ export class Sequencer {
     const first = group.receipts[0];
     for (const account of group.accounts.values()) this.#accounts.set(account.did, account);
     this.#recentIdempotency.remember(group.idempotency);
+    this.#recentNonces.remember(group.nonces.map((row) => [nonceKey(row.did, row.nonce), true]));
+    this.#recentHolds.remember(group.holds);
     this.#committedSize = Number(group.nextSeq - 1n);
     if (first) {
       this.#options.log.appendFrom(
