@@ -64,7 +64,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     maxGroup: config.maxGroup,
     takeoverPollMs: config.takeoverPollMs,
     tickMs: 1_000,
-    onCommitted: () => void hub.notify(),
+    onCommitted: (headId) => void hub.notify(headId),
     onBatch: () => live?.nudge(),
     halted: () => chain.halted(),
   });

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
 import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
+import { anchorEventId, transferEventId } from '../stream/event-log.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
@@ -33,8 +34,8 @@ export interface SequencerOptions {
   tickMs: number;
   /** Idempotency records, intent nonces and holds each kept in memory to answer without a read (default 100,000). */
   recentIdempotencyKeys?: number;
-  /** Called after each commit that adds to the event log (this process's stream readers catch up at once). */
-  onCommitted?: () => void;
+  /** Called after each commit that adds to the event log, with the highest event id it wrote (this process's stream readers catch up at once). */
+  onCommitted?: (headId: bigint) => void;
   /** Called with each batch once written (the chain side anchors it at once instead of at its next poll). */
   onBatch?: (batch: BatchTable) => void;
   /** Why movements are refused now (the vault froze), or undefined. */
@@ -353,7 +354,7 @@ export class Sequencer {
       );
       this.#window.openedAt ??= first.at;
     }
-    if (first) this.#options.onCommitted?.();
+    if (first) this.#options.onCommitted?.(transferEventId(group.nextSeq - 1n));
   }
 
   async #closeIfDue(db: Db, group: Group): Promise<void> {
@@ -381,7 +382,7 @@ export class Sequencer {
       if (!started) return { ok: true, data: { closed: false, batch: null } };
       this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
       this.#batchWriting = started.written.then(
-        () => this.#options.onCommitted?.(),
+        (batch) => this.#options.onCommitted?.(anchorEventId(batch.log_size)),
         (error: unknown) => {
           logger.error({ err: error }, 'writing a batch failed');
           this.#batchFailure ??= error instanceof Error ? error : new Error(String(error));
