@@ -55,18 +55,20 @@ describe('canonicalHash', () => {
   });
 });
 
-describe('canonicalJson of flat records (written directly)', () => {
+describe('canonicalJson of records (written directly)', () => {
   const samples: unknown[] = [
     { v: 1, seq: 42, kind: 'capture', from: 'did:platform:a:0123456789abcdef', to: null, amount: '12.500000', ref: 'order-42', hold_id: null },
     { b: 'x', B: 'y', a: 3, aa: true, '€': 'ü', é: false, '': 0 },
     { text: 'a"b\\c\n\u0001\u2028€😀', n: -0, big: 1e21, small: 1.5e-6 },
     {},
+    { signature: 'ab', intent: { version: 1, to: 'did:x', from: 'did:y', nested: { z: null, a: [1] } }, public_key: 'cd' },
+    { z: { y: { x: { w: 'deep' } } }, a: { b: 1.5, c: false } },
   ];
   it('writes the same bytes as the RFC 8785 library', () => {
     for (const sample of samples) assert.equal(canonicalJson(sample), canonicalize(sample));
   });
 
-  it('leaves to the library what is not a flat record of primitives (undefined dropped, lone surrogates refused)', () => {
+  it('leaves to the library what is not a record of primitives and records (arrays, undefined dropped, lone surrogates refused)', () => {
     assert.equal(canonicalJson({ a: 1, b: undefined, c: { d: 1 } }), '{"a":1,"c":{"d":1}}');
     assert.throws(() => canonicalJson({ a: '\ud800' }));
     assert.throws(() => canonicalJson({ a: Number.NaN }));

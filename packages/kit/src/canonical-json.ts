@@ -2,32 +2,29 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
- * A flat record of strings, finite numbers, booleans and nulls written directly: the same bytes the library
- * writes (keys sorted by UTF-16 code unit, JSON.stringify's string and number forms, which RFC 8785 adopts)
- * at a fraction of its cost, since receipts, intents and idempotency hashes are all of this shape and sit
- * on the ledger's hot path. Anything else (nesting, undefined, lone surrogates, NaN) is undefined here and
- * left to the library, which drops or refuses it as before.
+ * A record of strings, finite numbers, booleans, nulls and nested records written directly: the same bytes the
+ * library writes (keys sorted by UTF-16 code unit, JSON.stringify's string and number forms, which RFC 8785 adopts)
+ * at a fraction of its cost, since receipts, intents and idempotency hashes are all of this shape and sit on the
+ * ledger's hot path. Anything else (arrays, undefined, toJSON, lone surrogates, NaN) is undefined here and left to
+ * the library, which writes, drops or refuses it as before.
  */
-function flatCanonicalJson(value: object): string | undefined {
+function recordCanonicalJson(value: object, depth = 0): string | undefined {
   const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  if ((prototype !== Object.prototype && prototype !== null) || depth > 8) return undefined;
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
   let text = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     const member = record[key];
-    let written: string;
-    if (typeof member === 'string') {
-      if (!member.isWellFormed()) return undefined;
-      written = JSON.stringify(member);
-    } else if (typeof member === 'number') {
-      if (!Number.isFinite(member)) return undefined;
-      written = JSON.stringify(member);
-    } else if (member === null) written = 'null';
+    let written: string | undefined;
+    if (typeof member === 'string') written = member.isWellFormed() ? JSON.stringify(member) : undefined;
+    else if (typeof member === 'number') written = Number.isFinite(member) ? JSON.stringify(member) : undefined;
+    else if (member === null) written = 'null';
     else if (typeof member === 'boolean') written = member ? 'true' : 'false';
-    else return undefined;
-    if (!key.isWellFormed()) return undefined;
+    else if (typeof member === 'object' && !Array.isArray(member) && typeof (member as { toJSON?: unknown }).toJSON !== 'function')
+      written = recordCanonicalJson(member, depth + 1);
+    if (written === undefined || !key.isWellFormed()) return undefined;
     text += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${written}`;
   }
   return `${text}}`;
@@ -35,7 +32,7 @@ function flatCanonicalJson(value: object): string | undefined {
 
 /** RFC 8785 canonical JSON: the same bytes for the same value in any language. */
 export function canonicalJson(value: unknown): string {
-  const text = (typeof value === 'object' && value !== null && !Array.isArray(value) ? flatCanonicalJson(value) : undefined) ?? canonicalize(value);
+  const text = (typeof value === 'object' && value !== null && !Array.isArray(value) ? recordCanonicalJson(value) : undefined) ?? canonicalize(value);
   if (text === undefined) throw new Error('value cannot be canonicalised');
   return text;
 }

@@ -1,3 +1,4 @@
+import { sign } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { ServiceError } from '@platform/kit/errors';
@@ -63,6 +64,8 @@ interface InFlight extends Prepared {
   firstSeq: bigint;
 }
 
+/** Groups with at most this many receipts are signed on this thread rather than the crypto worker's. */
+const signInPlaceUpTo = 2;
 /** Commands waiting beyond this answer 503 at once: a queue that cannot drain only adds latency. */
 const maxQueued = 20_000;
 /** The writer's account cache is dropped when it grows past this; the database stays the truth. */
@@ -287,7 +290,13 @@ export class Sequencer {
           throw error;
         }
       });
-      await group.signWith((messages) => this.#crypto.sign(messages));
+      await group.signWith((messages) =>
+        // A message each way and two thread wake-ups cost more than signing one or two receipts here: small
+        // groups (a lightly loaded ledger, the marketplace's hold and capture) sign in place.
+        messages.length <= signInPlaceUpTo
+          ? Promise.resolve(messages.map((message) => sign(null, message, key.privateKey).toString('hex')))
+          : this.#crypto.sign(messages),
+      );
       return { group, pending, outcomes };
     } catch (error) {
       this.#fail(pending);

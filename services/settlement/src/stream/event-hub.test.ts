@@ -224,7 +224,13 @@ for (const engine of testEngines()) {
     test('with nobody subscribed, a commit’s head id moves the live position without reading; a later subscriber starts there', async (t) => {
       let reads = 0;
       const counted = tableEvents(database.db);
-      const source: EventSource = { ...counted, readAfter: (afterId, limit) => ((reads += 1), counted.readAfter(afterId, limit)) };
+      const source: EventSource = {
+        ...counted,
+        readAfter: (afterId, limit) => {
+          reads += 1;
+          return counted.readAfter(afterId, limit);
+        },
+      };
       const { open, hub } = await serve(t, { source });
       const readsAtStart = reads;
       const skipped = await append(4, { notify: false });
