@@ -1,7 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 import { type LeanAnswer, LeanHttpClient } from '@platform/testkit/lean-http-client';
 import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
@@ -18,6 +20,8 @@ import { max, percentile } from '@platform/testkit/stats';
 interface Payer {
   did: string;
   token: string;
+  /** Signs the hold rail's intents. */
+  privateKey: KeyObject;
 }
 
 /** One run's outcome; latencies in ms, cpu in cores (CPU seconds per wall second) of this process. */
@@ -36,10 +40,14 @@ export interface RunResult {
 }
 
 const requestTimeoutMs = 30_000;
+/** Payees that capture on the hold rail (each a principal token). */
+const capturingPayees = 16;
 const runId = randomBytes(4).toString('hex');
 let client: LeanHttpClient | undefined;
 const payers: Payer[] = [];
 const payees: string[] = [];
+/** Payees with a principal token, for the hold rail's captures. */
+const payeeAgents: Payer[] = [];
 let sequence = 0;
 
 type Answer = LeanAnswer;
@@ -80,6 +88,49 @@ function pay(): Promise<Answer> {
   return post('/v1/pay', { to, amount: '0.01', idempotency_key: `bench-${runId}-${n}` }, payer.token, false);
 }
 
+/**
+ * The marketplace's hold rail as settlement sees it: the payer's signed hold intent (as a caller signs it for the
+ * marketplace, which forwards it), then the payee captures half, the rest returning to the payer: two writes per call.
+ */
+async function holdCaptureOutcome(): Promise<Outcome> {
+  const n = sequence++;
+  const payer = payers[n % payers.length] as Payer;
+  const payee = payeeAgents[n % payeeAgents.length] as Payer;
+  const intent = encodeIntent(
+    signIntent(
+      {
+        version: 1,
+        from: payer.did,
+        to: payee.did,
+        amount: '0.01',
+        ref: '',
+        nonce: newIntentNonce(),
+        expiry: new Date(Date.now() + 120_000).toISOString(),
+        purpose: 'hold',
+      },
+      payer.privateKey,
+    ),
+  );
+  const held = await post('/v1/hold', { intent, expires_in_seconds: 60, idempotency_key: `hold-${runId}-${n}` }, undefined, true);
+  if (held.status !== 200) return { ok: false, label: `hold ${errorLabel(held)}` };
+  const holdId = (JSON.parse(held.body ?? '') as { data: { hold: { id: string } } }).data.hold.id;
+  const captured = await post(`/v1/hold/${holdId}/capture`, { amount: '0.005', idempotency_key: `capture-${runId}-${n}` }, payee.token, false);
+  return captured.status === 200 ? { ok: true } : { ok: false, label: `capture ${errorLabel(captured)}` };
+}
+
+/** A new agent with a principal token: the DID handshake. */
+async function handshake(): Promise<Payer> {
+  const key = generateAgentKey();
+  const challenge = await call<{ nonce: string; message: string }>('/v1/agent/auth/challenge', { did: key.did });
+  const { token } = await call<{ token: string }>('/v1/agent/auth/verify', {
+    did: key.did,
+    public_key: key.publicKeyHex,
+    nonce: challenge.nonce,
+    signature: key.sign(challenge.message),
+  });
+  return { did: key.did, token, privateKey: privateKeyFromSeed(key.seedHex) };
+}
+
 function summarise(ok: number, errors: Map<string, number>, latencies: number[], seconds: number, cpu: NodeJS.CpuUsage, wallMs: number): RunResult {
   const sorted = latencies.sort((a, b) => a - b);
   return {
@@ -95,39 +146,34 @@ function summarise(ok: number, errors: Map<string, number>, latencies: number[],
 }
 
 const handlers = {
-  /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay). */
+  /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay), but for a few with tokens for captures. */
   async prepare(args: { url: string; payerCount: number; payeeCount: number; maxSockets: number }): Promise<{ seconds: number }> {
     const started = performance.now();
     client?.close();
     client = new LeanHttpClient(new URL(args.url), { maxSockets: args.maxSockets, timeoutMs: requestTimeoutMs });
     payers.length = 0;
     payees.length = 0;
+    payeeAgents.length = 0;
     for (let i = 0; i < args.payeeCount; i++) payees.push(generateAgentKey().did);
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < args.payerCount) {
         next++;
-        const key = generateAgentKey();
-        const challenge = await call<{ nonce: string; message: string }>('/v1/agent/auth/challenge', { did: key.did });
-        const { token } = await call<{ token: string }>('/v1/agent/auth/verify', {
-          did: key.did,
-          public_key: key.publicKeyHex,
-          nonce: challenge.nonce,
-          signature: key.sign(challenge.message),
-        });
-        await call('/v1/dev/faucet', { amount: '1000000' }, token);
-        payers.push({ did: key.did, token });
+        const payer = await handshake();
+        await call('/v1/dev/faucet', { amount: '1000000' }, payer.token);
+        payers.push(payer);
       }
     };
     await Promise.all(Array.from({ length: 16 }, lane));
+    for (let i = 0; i < capturingPayees; i++) payeeAgents.push(await handshake());
     return { seconds: (performance.now() - started) / 1000 };
   },
 
-  /** Closed loop: `concurrency` payers each keep one pay in flight for `durationMs` (testkit closedLoop). */
-  async closedLoop(args: { concurrency: number; durationMs: number }): Promise<RunResult> {
+  /** Closed loop: `concurrency` callers each keep one pay (or hold rail call) in flight for `durationMs` (testkit closedLoop). */
+  async closedLoop(args: { concurrency: number; durationMs: number; rail?: 'pay' | 'holdCapture' }): Promise<RunResult> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const run = await closedLoop(args.concurrency, args.durationMs, payOutcome);
+    const run = await closedLoop(args.concurrency, args.durationMs, args.rail === 'holdCapture' ? holdCaptureOutcome : payOutcome);
     return summarise(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
