@@ -220,6 +220,10 @@ export class Sequencer {
           next.resolve(await this.#settle(db, next.command as CloseCommand));
           continue;
         }
+        // Let the requests already read from sockets in this turn of the event loop join the group first. On PGlite
+        // the write runs on this thread, and a signature made in place does not wait either: without this, a group
+        // would form and commit in the microtasks after each request, one pay per group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         prepared = await this.#prepare(this.#takeGroup(), writing);
         const committed = writing ? await this.#finish(db, writing, prepared) : true;
         writing = undefined;
