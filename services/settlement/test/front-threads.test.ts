@@ -190,6 +190,21 @@ for (const engine of ['pglite', 'postgres'] as const) {
       assert.deepEqual([refused.status, refused.json.error.code], [400, 'invalid_request']);
     });
 
+    test('a second instance on the same port is refused (EADDRINUSE), not let in to share it', { skip: engine === 'postgres' }, async () => {
+      const otherDir = await mkdtemp(join(tmpdir(), 'settlement-front-other-'));
+      try {
+        await assert.rejects(
+          startServiceProcess(
+            { PORT: new URL(base).port, HOST: '127.0.0.1', DATA_DIR: otherDir, LOG_LEVEL: 'info', SETTLEMENT_HTTP_THREADS: '2' },
+            { readyTimeoutMs: 60_000 },
+          ),
+          /EADDRINUSE/,
+        );
+      } finally {
+        await rm(otherDir, { recursive: true, force: true });
+      }
+    });
+
     test('SIGTERM stops cleanly with a stream open: the stream ends and the process exits 0', async () => {
       const stream = await openSse(`${base}/v1/stream`);
       assert.equal(stream.status, 200);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { SseSink } from '@platform/kit/http/sse';
 import type { Listener } from '@platform/kit/lifecycle';
@@ -48,10 +49,16 @@ export class FrontThreads implements Listener {
 
   /** Starts the threads; the first binds the port (a free one for 0), the others bind the same. */
   async listen(host: string, port: number): Promise<number> {
-    let bound = port;
-    for (let i = 0; i < this.#options.count; i++) {
-      const front = await this.#start();
-      bound = await front.rpc.call<number>('listen', { host, port: bound });
+    const bound = await claimPort(host, port);
+    try {
+      for (let i = 0; i < this.#options.count; i++) {
+        const front = await this.#start();
+        await front.rpc.call<number>('listen', { host, port: bound });
+      }
+    } catch (error) {
+      // A port taken, or a thread that failed to start: the threads already running would keep the process alive.
+      await this.close();
+      throw error;
     }
     return bound;
   }
@@ -184,6 +191,22 @@ class RemoteSink extends EventEmitter implements SseSink {
     this.#rpc.notify('stream', { id: this.#id, op });
     this.emit('close');
   }
+}
+
+/**
+ * The port, checked free with a plain bind and released at once (a free one picked for 0). A plain bind fails while any
+ * socket holds the port, SO_REUSEPORT ones included, so a second instance started on a port in use is refused with
+ * EADDRINUSE exactly as without front threads, instead of sharing the port and taking half its connections.
+ */
+async function claimPort(host: string, port: number): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return bound;
 }
 
 /** As a socket's: write answers false past this many bytes not yet flushed. */
