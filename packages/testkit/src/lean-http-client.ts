@@ -27,6 +27,8 @@ interface Connection {
   socket: net.Socket;
   busy: Pending | undefined;
   buffer: Buffer;
+  /** The socket error's code, reported to a request the connection was lost under. */
+  failure?: string;
 }
 
 const headerEnd = Buffer.from('\r\n\r\n');
@@ -82,8 +84,10 @@ export class LeanHttpClient {
     const socket = net.connect({ host: this.#host, port: this.#port, noDelay: true });
     const connection: Connection = { socket, busy: undefined, buffer: Buffer.alloc(0) };
     socket.on('data', (chunk: Buffer) => this.#read(connection, chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => this.#lost(connection, 'ECONNRESET'));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      connection.failure = error.code ?? error.message;
+    });
+    socket.on('close', () => this.#lost(connection, connection.failure ?? 'ECONNRESET'));
     socket.setTimeout(this.#timeoutMs, () => socket.destroy());
     return connection;
   }
