@@ -217,12 +217,14 @@ function json(rows: readonly object[], columns: Columns): string {
   const parts: string[] = [];
   for (const row of rows) {
     const record = row as Record<string, unknown>;
-    let text = '{';
-    for (let i = 0; i < columns.length; i++) {
-      const name = (columns[i] as Columns[number])[0];
-      text += `${i === 0 ? '' : ','}"${name}":${jsonValue(record[name])}`;
+    let text = '';
+    for (const [name] of columns) {
+      const value = record[name];
+      // A missing member is null to jsonb_to_recordset: nulls (a pay's hold_id, an unbound payout address) are left out.
+      if (value === null || value === undefined) continue;
+      text += `${text === '' ? '{' : ','}"${name}":${jsonValue(value)}`;
     }
-    parts.push(`${text}}`);
+    parts.push(text === '' ? '{}' : `${text}}`);
   }
   return `[${parts.join(',')}]`;
 }
