@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
+import canonicalize from 'canonicalize';
 import { canonicalHash, canonicalJson } from './canonical-json.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
@@ -51,5 +52,26 @@ describe('canonicalHash', () => {
     assert.notEqual(canonicalHash({ a: 1, b: 2 }), canonicalHash({ a: 1, b: 3 }));
     assert.notEqual(canonicalHash({ a: '1' }), canonicalHash({ a: 1 }));
     assert.notEqual(canonicalHash([1, 2]), canonicalHash([2, 1]));
+  });
+});
+
+describe('canonicalJson of records (written directly)', () => {
+  const samples: unknown[] = [
+    { v: 1, seq: 42, kind: 'capture', from: 'did:platform:a:0123456789abcdef', to: null, amount: '12.500000', ref: 'order-42', hold_id: null },
+    { b: 'x', B: 'y', a: 3, aa: true, '€': 'ü', é: false, '': 0 },
+    { text: 'a"b\\c\n\u0001\u2028€😀', n: -0, big: 1e21, small: 1.5e-6 },
+    {},
+    { signature: 'ab', intent: { version: 1, to: 'did:x', from: 'did:y', nested: { z: null, a: [1] } }, public_key: 'cd' },
+    { z: { y: { x: { w: 'deep' } } }, a: { b: 1.5, c: false } },
+  ];
+  it('writes the same bytes as the RFC 8785 library', () => {
+    for (const sample of samples) assert.equal(canonicalJson(sample), canonicalize(sample));
+  });
+
+  it('leaves to the library what is not a record of primitives and records (arrays, undefined dropped, lone surrogates refused)', () => {
+    assert.equal(canonicalJson({ a: 1, b: undefined, c: { d: 1 } }), '{"a":1,"c":{"d":1}}');
+    assert.throws(() => canonicalJson({ a: '\ud800' }));
+    assert.throws(() => canonicalJson({ a: Number.NaN }));
+    assert.equal(canonicalJson({ at: new Date(0) }), '{"at":"1970-01-01T00:00:00.000Z"}');
   });
 });

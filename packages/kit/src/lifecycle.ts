@@ -32,6 +32,14 @@ export function runAsMain(service: string, start: StartService): void {
   });
 }
 
+/** Who accepts the connections when it is not the app's own server (settlement's front threads, which hand work to the app). */
+export interface Listener {
+  /** Starts accepting; resolves with the port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops accepting and lets in-flight requests finish. */
+  close(): Promise<void>;
+}
+
 /**
  * Listens and installs graceful shutdown on SIGINT/SIGTERM: stop accepting, finish in-flight work,
  * run `shutdownSteps` (release claims, close the database). A second signal exits at once.
@@ -40,15 +48,31 @@ export function runAsMain(service: string, start: StartService): void {
  */
 export async function serve(
   app: FastifyInstance,
-  options: { host: string; port: number; logger: Logger; shutdownSteps: ReadonlyArray<() => Promise<void>>; handleSignals?: boolean },
+  options: {
+    host: string;
+    port: number;
+    logger: Logger;
+    shutdownSteps: ReadonlyArray<() => Promise<void>>;
+    handleSignals?: boolean;
+    /** Accepts instead of the app's server, which then only answers what the listener hands it. */
+    listener?: Listener;
+  },
 ): Promise<RunningService> {
-  await app.listen({ host: options.host, port: options.port });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const { listener } = options;
+  let port: number;
+  if (listener) {
+    await app.ready();
+    port = await listener.listen(options.host, options.port);
+  } else {
+    await app.listen({ host: options.host, port: options.port });
+    const address = app.server.address();
+    port = typeof address === 'object' && address ? address.port : options.port;
+  }
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      await listener?.close();
       await app.close();
       for (const step of options.shutdownSteps) {
         try {

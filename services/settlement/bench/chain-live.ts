@@ -1,20 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { percentile } from '@platform/testkit/stats';
-import { createTempDatabase } from '@platform/testkit/temp-database';
+import type { TempDatabase } from '@platform/testkit/temp-database';
 import { startTestChain } from '@platform/testkit/test-chain';
 import pg from 'pg';
 import { type Address, createWalletClient, defineChain, type Hex, http, maxUint256, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { accountHash } from '../src/balances/balance-tree.ts';
 import { tokenAbi, vaultAbi } from '../src/chain/vault-contracts.ts';
-import { type RunResult, startLoadProcess } from './load-process.ts';
-import { benchServiceEnv, startSettlementProcess } from './settlement-process.ts';
+import type { RunResult } from './load-process.ts';
+import { withFreshService } from './variants.ts';
 
 export interface ChainLiveResult {
   /** The same load against the same kind of fresh database with no chain, just before: the baseline. */
@@ -58,18 +55,13 @@ export async function chainLiveRun(options: RunOptions): Promise<ChainLiveResult
 }
 
 async function payRun(options: RunOptions, rpcUrl: string | undefined): Promise<Partial<ChainLiveResult> & { pays: RunResult }> {
-  const db = await createTempDatabase(options.adminUrl);
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'settlement-bench-chain-'));
   const evmKey = randomBytes(32).toString('hex');
-  const service = await startSettlementProcess({
-    ...benchServiceEnv(db.url, dataDir),
-    ...(rpcUrl === undefined ? {} : { SETTLEMENT_RPC_URL: rpcUrl, SETTLEMENT_EVM_KEY: evmKey, SETTLEMENT_CHAIN_POLL_MS: String(pollMs) }),
-  });
-  // The depositor's tokens are minted by the token's owner (the sequencer's key) before the service sends anything
-  // with that key, so the two never compete for a nonce.
-  const depositor = rpcUrl === undefined ? undefined : await fundDepositor(rpcUrl, evmKey, await chainInfo(service.info.url));
-  const load = await startLoadProcess();
-  try {
+  const env = rpcUrl === undefined ? {} : { SETTLEMENT_RPC_URL: rpcUrl, SETTLEMENT_EVM_KEY: evmKey, SETTLEMENT_CHAIN_POLL_MS: String(pollMs) };
+  return withFreshService({ adminUrl: options.adminUrl, engine: 'postgres', env }, async ({ service, load, db }) => {
+    const dbUrl = (db as TempDatabase).url;
+    // The depositor's tokens are minted by the token's owner (the sequencer's key) before the load starts, so the
+    // two never compete for a nonce with the anchors the pays cause.
+    const depositor = rpcUrl === undefined ? undefined : await fundDepositor(rpcUrl, evmKey, await chainInfo(service.info.url));
     const prepared = await load.ask('prepare', {
       url: service.info.url,
       payerCount: options.payers,
@@ -80,8 +72,8 @@ async function payRun(options: RunOptions, rpcUrl: string | undefined): Promise<
     await load.ask('closedLoop', { concurrency: options.concurrency, durationMs: options.warmUpMs });
     const pays = await load.ask('closedLoop', { concurrency: options.concurrency, durationMs: options.seconds * 1000 });
     if (rpcUrl === undefined) return { pays };
-    await settleAndWaitForAnchors(service.info.url, db.url);
-    const gasRows = await query<{ gas: string }>(db.url, 'select anchor_gas_used::text as gas from settlement.batches where anchor_gas_used is not null');
+    await settleAndWaitForAnchors(service.info.url, dbUrl);
+    const gasRows = await query<{ gas: string }>(dbUrl, 'select anchor_gas_used::text as gas from settlement.batches where anchor_gas_used is not null');
     const gas = gasRows.map((row) => Number(row.gas));
     const depositToCredit = await depositLatency(service.info.url, depositor as Depositor);
     return {
@@ -90,15 +82,7 @@ async function payRun(options: RunOptions, rpcUrl: string | undefined): Promise<
       gas: { mean: gas.reduce((a, b) => a + b, 0) / Math.max(1, gas.length), min: Math.min(...gas), max: Math.max(...gas) },
       depositToCredit,
     };
-  } finally {
-    await load.ask('close').catch(() => undefined);
-    load.kill();
-    await service.ask('stop').catch(() => undefined);
-    service.kill();
-    await sleep(100);
-    await db.drop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 async function query<T>(url: string, text: string): Promise<T[]> {

@@ -1,22 +1,27 @@
-import { randomBytes } from 'node:crypto';
-import http from 'node:http';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
+import { type LeanAnswer, LeanHttpClient } from '@platform/testkit/lean-http-client';
 import { closedLoop, type Outcome, openLoop } from '@platform/testkit/load-loops';
 import { max, percentile } from '@platform/testkit/stats';
 
 /*
  * The load generator, in a process of its own so its JSON and socket work is not billed to the service's
- * event loop. node:http with a keep-alive Agent, not fetch: see ARCHITECTURE.md (wake delivery) for why
- * (fetch measured ~3x slower per request on this kind of box, and undici's Agent is not installed).
+ * event loop. Keep-alive HTTP/1.1 through the testkit's lean client rather than node:http or fetch: on a 2-core
+ * machine every microsecond the generator spends per pay is taken from the service and PostgreSQL
+ * (node:http measured about three times the lean client's CPU per pay; fetch about three times node:http's).
  * It reports its own CPU time per run so the table can show it was not the limit.
  */
 
 interface Payer {
   did: string;
   token: string;
+  /** Signs the hold rail's intents. */
+  privateKey: KeyObject;
 }
 
 /** One run's outcome; latencies in ms, cpu in cores (CPU seconds per wall second) of this process. */
@@ -35,41 +40,24 @@ export interface RunResult {
 }
 
 const requestTimeoutMs = 30_000;
+/** Payees that capture on the hold rail (each a principal token). */
+const capturingPayees = 16;
 const runId = randomBytes(4).toString('hex');
-let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-let base: URL | undefined;
+let client: LeanHttpClient | undefined;
 const payers: Payer[] = [];
 const payees: string[] = [];
+/** Payees with a principal token, for the hold rail's captures. */
+const payeeAgents: Payer[] = [];
 let sequence = 0;
 
-interface Answer {
-  status: number;
-  /** Set for 200 answers when asked for, and for every failure (its error code). */
-  body?: string;
-}
+type Answer = LeanAnswer;
 
 function post(path: string, payload: object, token: string | undefined, wantBody: boolean): Promise<Answer> {
-  const text = JSON.stringify(payload);
-  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
-  if (token) headers['x-ledger-agent'] = token;
-  return new Promise<Answer>((resolve) => {
-    const req = http.request(new URL(path, base), { method: 'POST', agent, headers, timeout: requestTimeoutMs }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status === 200 && !wantBody) {
-        // Drain without decoding so the socket goes back to the pool at the least client cost.
-        res.resume();
-        res.on('end', () => resolve({ status }));
-      } else {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
-      }
-      res.on('error', (error) => resolve({ status: 0, body: error.message }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${requestTimeoutMs} ms`)));
-    req.on('error', (error) => resolve({ status: 0, body: (error as NodeJS.ErrnoException).code ?? error.message }));
-    req.end(text);
-  });
+  if (!client) return Promise.reject(new Error('prepare first'));
+  return client.post(path, JSON.stringify(payload), token ? { 'x-ledger-agent': token } : {}, wantBody).catch((error: NodeJS.ErrnoException) => ({
+    status: 0,
+    body: error.code ?? error.message,
+  }));
 }
 
 async function payOutcome(): Promise<Outcome> {
@@ -100,6 +88,49 @@ function pay(): Promise<Answer> {
   return post('/v1/pay', { to, amount: '0.01', idempotency_key: `bench-${runId}-${n}` }, payer.token, false);
 }
 
+/**
+ * The marketplace's hold rail as settlement sees it: the payer's signed hold intent (as a caller signs it for the
+ * marketplace, which forwards it), then the payee captures half, the rest returning to the payer: two writes per call.
+ */
+async function holdCaptureOutcome(): Promise<Outcome> {
+  const n = sequence++;
+  const payer = payers[n % payers.length] as Payer;
+  const payee = payeeAgents[n % payeeAgents.length] as Payer;
+  const intent = encodeIntent(
+    signIntent(
+      {
+        version: 1,
+        from: payer.did,
+        to: payee.did,
+        amount: '0.01',
+        ref: '',
+        nonce: newIntentNonce(),
+        expiry: new Date(Date.now() + 120_000).toISOString(),
+        purpose: 'hold',
+      },
+      payer.privateKey,
+    ),
+  );
+  const held = await post('/v1/hold', { intent, expires_in_seconds: 60, idempotency_key: `hold-${runId}-${n}` }, undefined, true);
+  if (held.status !== 200) return { ok: false, label: `hold ${errorLabel(held)}` };
+  const holdId = (JSON.parse(held.body ?? '') as { data: { hold: { id: string } } }).data.hold.id;
+  const captured = await post(`/v1/hold/${holdId}/capture`, { amount: '0.005', idempotency_key: `capture-${runId}-${n}` }, payee.token, false);
+  return captured.status === 200 ? { ok: true } : { ok: false, label: `capture ${errorLabel(captured)}` };
+}
+
+/** A new agent with a principal token: the DID handshake. */
+async function handshake(): Promise<Payer> {
+  const key = generateAgentKey();
+  const challenge = await call<{ nonce: string; message: string }>('/v1/agent/auth/challenge', { did: key.did });
+  const { token } = await call<{ token: string }>('/v1/agent/auth/verify', {
+    did: key.did,
+    public_key: key.publicKeyHex,
+    nonce: challenge.nonce,
+    signature: key.sign(challenge.message),
+  });
+  return { did: key.did, token, privateKey: privateKeyFromSeed(key.seedHex) };
+}
+
 function summarise(ok: number, errors: Map<string, number>, latencies: number[], seconds: number, cpu: NodeJS.CpuUsage, wallMs: number): RunResult {
   const sorted = latencies.sort((a, b) => a - b);
   return {
@@ -115,40 +146,34 @@ function summarise(ok: number, errors: Map<string, number>, latencies: number[],
 }
 
 const handlers = {
-  /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay). */
+  /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay), but for a few with tokens for captures. */
   async prepare(args: { url: string; payerCount: number; payeeCount: number; maxSockets: number }): Promise<{ seconds: number }> {
     const started = performance.now();
-    base = new URL(args.url);
-    agent.destroy();
-    agent = new http.Agent({ keepAlive: true, maxSockets: args.maxSockets, keepAliveMsecs: 30_000 });
+    client?.close();
+    client = new LeanHttpClient(new URL(args.url), { maxSockets: args.maxSockets, timeoutMs: requestTimeoutMs });
     payers.length = 0;
     payees.length = 0;
+    payeeAgents.length = 0;
     for (let i = 0; i < args.payeeCount; i++) payees.push(generateAgentKey().did);
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < args.payerCount) {
         next++;
-        const key = generateAgentKey();
-        const challenge = await call<{ nonce: string; message: string }>('/v1/agent/auth/challenge', { did: key.did });
-        const { token } = await call<{ token: string }>('/v1/agent/auth/verify', {
-          did: key.did,
-          public_key: key.publicKeyHex,
-          nonce: challenge.nonce,
-          signature: key.sign(challenge.message),
-        });
-        await call('/v1/dev/faucet', { amount: '1000000' }, token);
-        payers.push({ did: key.did, token });
+        const payer = await handshake();
+        await call('/v1/dev/faucet', { amount: '1000000' }, payer.token);
+        payers.push(payer);
       }
     };
     await Promise.all(Array.from({ length: 16 }, lane));
+    for (let i = 0; i < capturingPayees; i++) payeeAgents.push(await handshake());
     return { seconds: (performance.now() - started) / 1000 };
   },
 
-  /** Closed loop: `concurrency` payers each keep one pay in flight for `durationMs` (testkit closedLoop). */
-  async closedLoop(args: { concurrency: number; durationMs: number }): Promise<RunResult> {
+  /** Closed loop: `concurrency` callers each keep one pay (or hold rail call) in flight for `durationMs` (testkit closedLoop). */
+  async closedLoop(args: { concurrency: number; durationMs: number; rail?: 'pay' | 'holdCapture' }): Promise<RunResult> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const run = await closedLoop(args.concurrency, args.durationMs, payOutcome);
+    const run = await closedLoop(args.concurrency, args.durationMs, args.rail === 'holdCapture' ? holdCaptureOutcome : payOutcome);
     return summarise(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
@@ -168,7 +193,7 @@ const handlers = {
   },
 
   close: () => {
-    agent.destroy();
+    client?.close();
     setImmediate(() => process.exit(0));
   },
 };

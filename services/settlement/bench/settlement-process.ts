@@ -10,8 +10,14 @@ import { type Child, forkChild, serveChild } from '@platform/testkit/child-proce
  */
 
 const handlers = {
-  /** CPU time of the whole service process so far (all threads: event loop, GC, libuv pool), in µs. */
-  cpu: () => process.cpuUsage(),
+  /**
+   * CPU time so far in µs: the whole service process (all threads: event loop, front threads, crypto worker, GC,
+   * libuv pool) and its main thread alone, the sequencer's, whose share says whether it is the limit.
+   */
+  cpu: () => {
+    const thread = process.threadCpuUsage();
+    return { ...process.cpuUsage(), mainThread: thread.user + thread.system };
+  },
   stop: async () => {
     await service?.stop();
     setImmediate(() => process.exit(0));
@@ -22,10 +28,14 @@ export type SettlementProcess = Child<typeof handlers, { url: string }>;
 
 let service: StartedService | undefined;
 
-/** The settings every bench run gives the service: its own database and folder, quiet logs, no rate limits, the faucet. */
-export function benchServiceEnv(databaseUrl: string, dataDir: string): Env {
+/**
+ * The settings every bench run gives the service: its own database (PGlite in `dataDir` without a URL) and folder,
+ * quiet logs, no rate limits, the faucet, and HTTP on the sequencer's thread unless a run asks for front threads.
+ */
+export function benchServiceEnv(databaseUrl: string | undefined, dataDir: string, httpThreads = 0): Env {
   return {
-    DATABASE_URL: databaseUrl,
+    ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+    SETTLEMENT_HTTP_THREADS: String(httpThreads),
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,

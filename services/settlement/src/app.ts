@@ -3,11 +3,11 @@ import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import type { Clock } from '@platform/kit/clock';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
-import { rateLimit } from '@platform/kit/http/rate-limit';
+import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -45,6 +45,8 @@ export interface AppDeps {
   window: WindowSettings;
   holdMaxSeconds: number;
   rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
+  /** The rate-limit buckets, when the service's front threads take from the same ones; this app's own otherwise. */
+  takeToken?: TakeToken;
   trustProxy?: boolean;
 }
 
@@ -71,7 +73,7 @@ const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits']);
  * fleet's LEDGER_TOKEN comes from one of our own services (the marketplace placing every caller's holds from one
  * address): per-address limits are for the public, so it is not limited.
  */
-function rateClassFor(transportToken: string) {
+export function rateClassFor(transportToken: string) {
   return (request: FastifyRequest): 'read' | 'write' | 'auth' | undefined => {
     if (transportToken !== '') {
       const presented = bearerFrom(request);
@@ -88,6 +90,16 @@ function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefin
   return request.method === 'GET' ? 'read' : 'write';
 }
 
+/** Routes behind the fleet gate and the principal check; encapsulated, so those hooks apply to them only. */
+export function registerGatedRoutes(app: ServiceApp, options: { transportToken: string; tokenKey: Buffer; clock: Clock }, routes: (gated: ServiceApp) => void) {
+  app.register(async (plugin) => {
+    const gated = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    requireTransportBearer(gated, { token: options.transportToken, publicPaths: [] });
+    requirePrincipal(gated, { header: 'X-Ledger-Agent', tokenKey: options.tokenKey, clock: options.clock, prefixes: tokenRoutes, optional: intentRoutes });
+    routes(gated);
+  });
+}
+
 /** The settlement HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
   const app = createServiceApp({
@@ -97,14 +109,10 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
   });
   // First: a flood is refused before any token is checked or body read.
-  rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock });
+  rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock, take: deps.takeToken });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   const routes = { sequencer: deps.sequencer, reads: deps.reads, clock: deps.clock, chain: deps.chain, holdMaxSeconds: deps.holdMaxSeconds };
-  // Encapsulated, so the fleet gate and the principal check apply to these routes only.
-  app.register(async (plugin) => {
-    const gated = plugin.withTypeProvider<TypeBoxTypeProvider>();
-    requireTransportBearer(gated, { token: deps.transportToken, publicPaths: [] });
-    requirePrincipal(gated, { header: 'X-Ledger-Agent', tokenKey, clock: deps.clock, prefixes: tokenRoutes, optional: intentRoutes });
+  registerGatedRoutes(app, { transportToken: deps.transportToken, tokenKey, clock: deps.clock }, (gated) => {
     registerMovementRoutes(gated, routes);
     registerAccountRoutes(gated, { ...routes, dev: deps.dev });
   });

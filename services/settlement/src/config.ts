@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
 import type { BucketRate } from '@platform/kit/http/rate-limit';
 import { parseAmount } from '@platform/kit/money';
@@ -22,6 +23,8 @@ export interface SettlementConfig extends BaseConfig {
   readonly holdMaxSeconds: number;
   readonly takeoverPollMs: number;
   readonly maxGroup: number;
+  /** Front threads doing the HTTP work of the movement routes; 0 serves everything from the sequencer's thread. */
+  readonly httpThreads: number;
   readonly rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   readonly trustProxy: boolean;
 }
@@ -58,6 +61,13 @@ export interface WindowSettings {
 }
 
 /** Used when SETTLEMENT_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
+/**
+ * Front threads by default: none on a machine of two cores or fewer, where they would compete with the sequencer and
+ * PostgreSQL for the same cores and the messages between threads cost more than they free (the README's benchmark);
+ * one per core beyond two otherwise, at most four.
+ */
+const defaultHttpThreads = Math.max(0, Math.min(4, availableParallelism() - 2));
+
 export const developmentSecret = 'platform-settlement-development-secret-not-for-production';
 
 const evmAddress = /^0x[0-9a-fA-F]{40}$/;
@@ -136,6 +146,8 @@ export function loadConfig(env: Env): SettlementConfig {
     holdMaxSeconds: read.integer(env, 'SETTLEMENT_HOLD_MAX_SECONDS', 30 * 86_400, { min: 60, max: 365 * 86_400 }),
     takeoverPollMs: read.integer(env, 'SETTLEMENT_TAKEOVER_POLL_MS', 1_000, { min: 50, max: 60_000 }),
     maxGroup: read.integer(env, 'SETTLEMENT_MAX_GROUP', 512, { min: 1, max: 10_000 }),
+    // SO_REUSEPORT spreads connections over the threads on Linux only; elsewhere one thread serves, as before.
+    httpThreads: read.integer(env, 'SETTLEMENT_HTTP_THREADS', process.platform === 'linux' ? defaultHttpThreads : 0, { min: 0, max: 64 }),
     rates: {
       read: read.bucketRate(env, 'SETTLEMENT_RATE_READ', { perSecond: 200, burst: 400 }),
       write: read.bucketRate(env, 'SETTLEMENT_RATE_WRITE', { perSecond: 100, burst: 200 }),

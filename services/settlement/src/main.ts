@@ -4,6 +4,7 @@ import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
+import { localBuckets } from '@platform/kit/http/rate-limit';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
@@ -13,6 +14,7 @@ import { recordingChain, type SettlementChain } from './chain/settlement-chain.t
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { SettlementSchema } from './db/schema.ts';
+import { FrontThreads } from './http-front/front-threads.ts';
 import { sequencerKey } from './ledger/ledger-key.ts';
 import { LogView } from './ledger/log-view.ts';
 import { Sequencer } from './ledger/sequencer.ts';
@@ -62,18 +64,20 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     maxGroup: config.maxGroup,
     takeoverPollMs: config.takeoverPollMs,
     tickMs: 1_000,
-    onCommitted: () => void hub.notify(),
+    onCommitted: (headId) => void hub.notify(headId),
     onBatch: () => live?.nudge(),
     halted: () => chain.halted(),
   });
   live?.attach(sequencer);
+  const takeToken = localBuckets(config.rates, clock);
+  const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
     clock,
     logger,
     sequencer,
-    reads: new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex }),
+    reads,
     hub,
     chain,
     key,
@@ -84,8 +88,29 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     window: config.window,
     holdMaxSeconds: config.holdMaxSeconds,
     rates: config.rates,
+    takeToken,
     trustProxy: config.trustProxy,
   });
+  const listener =
+    config.httpThreads === 0
+      ? undefined
+      : new FrontThreads({
+          count: config.httpThreads,
+          settings: {
+            logLevel: config.logLevel,
+            transportToken: config.transportToken,
+            agentAuthSecret: config.agentAuthSecret || developmentSecret,
+            holdMaxSeconds: config.holdMaxSeconds,
+            rates: config.rates,
+            trustProxy: config.trustProxy,
+          },
+          app,
+          submit: (command) => sequencer.submit(command),
+          receipt: (seq) => reads.receipt(seq),
+          take: takeToken,
+          hub,
+          logger,
+        });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   // An intent past its expiry is refused by its signature check anyway, so its nonce no longer needs keeping.
   const stopIntentPurge = repeatEvery(
@@ -99,6 +124,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
+    listener,
     shutdownSteps: [
       async () => stopNoncePurge(),
       async () => stopIntentPurge(),
@@ -109,7 +135,10 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     ],
   });
   sequencer.start();
-  logger.info({ url: running.url, database: database.location, key: seed.source, sequencer: key.publicKeyHex }, 'settlement listening');
+  logger.info(
+    { url: running.url, database: database.location, key: seed.source, sequencer: key.publicKeyHex, httpThreads: config.httpThreads },
+    'settlement listening',
+  );
   return { ...running, name: serviceName, dataLocation: database.location };
 }
 

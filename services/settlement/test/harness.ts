@@ -96,7 +96,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     takeoverPollMs: 1_000,
     tickMs: options.tickMs ?? 3_600_000,
     ...(options.recentIdempotencyKeys === undefined ? {} : { recentIdempotencyKeys: options.recentIdempotencyKeys }),
-    onCommitted: () => void hub.notify(),
+    onCommitted: (headId) => void hub.notify(headId),
     onBatch: () => live?.nudge(),
     halted: () => chain.halted(),
   });

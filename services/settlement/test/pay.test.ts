@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
 import { type Settlement, startSettlement } from './harness.ts';
 
@@ -238,6 +240,47 @@ for (const engine of testEngines()) {
         Array.from({ length: 7 }, (_, i) => feed.body.data.transfers[0].seq - i),
         'no gap in the seqs after a refused group',
       );
+    });
+
+    test('an intent nonce the writer no longer remembers is still single use, and a forgotten hold is still captured once', async () => {
+      const payer = await s.fundedAgent('100');
+      const payee = await s.agent();
+      const signed = (purpose: 'pay' | 'hold', nonce = newIntentNonce()) =>
+        encodeIntent(
+          signIntent(
+            {
+              version: 1,
+              from: payer.did,
+              to: payee.did,
+              amount: '1',
+              ref: '',
+              nonce,
+              expiry: new Date(s.clock.now().getTime() + 60_000).toISOString(),
+              purpose,
+            },
+            privateKeyFromSeed(payer.key.seedHex),
+          ),
+        );
+      const first = signed('pay');
+      assert.equal((await s.call('POST', '/v1/pay', { body: { intent: first } })).status, 200);
+      const hold = await s.call('POST', '/v1/hold', { body: { intent: signed('hold'), expires_in_seconds: 60 } });
+      assert.equal(hold.status, 200);
+      for (let i = 0; i < 2; i++) assert.equal((await s.call('POST', '/v1/pay', { body: { intent: signed('pay') } })).status, 200);
+      // Forgotten by now (a memory of one): the primary key refuses the group, and the second pass reads the nonce.
+      const replays = await Promise.all([
+        s.call('POST', '/v1/pay', { body: { intent: first } }),
+        s.call('POST', '/v1/pay', { body: { intent: signed('pay') } }),
+      ]);
+      assert.deepEqual(
+        replays.map((response) => response.status),
+        [401, 200],
+      );
+      assert.match(replays[0]?.body.error?.message ?? '', /nonce was already used/);
+      const capture = () => s.call('POST', `/v1/hold/${hold.body.data.hold.id}/capture`, { token: payee.token, body: {} });
+      assert.equal((await capture()).status, 200);
+      const again = await capture();
+      assert.deepEqual([again.status, again.body.error?.reason], [409, 'hold_closed']);
+      assert.equal((await s.call('GET', '/v1/balance', { token: payer.token })).body.data.balance, '95.000000', 'four pays and one capture of 1');
     });
   });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { deriveTokenKey, mintPrincipalToken, type PrincipalClaims, verifyPrincipalToken } from './principal-token.ts';
+import { deriveTokenKey, mintPrincipalToken, type PrincipalClaims, rememberingVerifier, verifyPrincipalToken } from './principal-token.ts';
 
 const secret = 'a-long-shared-secret-for-tests';
 const key = deriveTokenKey(secret, 'scheduler');
@@ -177,5 +177,23 @@ describe('principal token keys are per service and per secret', () => {
     const otherKey = deriveTokenKey(`${secret}-rotated`, 'scheduler');
     const token = mintPrincipalToken(otherKey, claims);
     assert.equal(reasonOf(token, now, key), reasons.signature);
+  });
+});
+
+describe('rememberingVerifier', () => {
+  it('accepts a remembered token until its expiry, then refuses it as expired', () => {
+    const verify = rememberingVerifier(key);
+    const token = mintPrincipalToken(key, claims);
+    assert.deepEqual(verify(token, now), { ok: true, claims });
+    assert.deepEqual(verify(token, claims.expiresAt - 1), { ok: true, claims });
+    assert.deepEqual(verify(token, claims.expiresAt), { ok: false, reason: reasons.expired });
+  });
+
+  it('remembers only tokens that verified: a forged one is refused every time, with the full check’s reason', () => {
+    const verify = rememberingVerifier(key);
+    const forged = `${mintPrincipalToken(key, claims).split('.')[0]}.${createHmac('sha256', 'other').update('x').digest('base64url')}`;
+    for (let i = 0; i < 3; i++) assert.deepEqual(verify(forged, now), { ok: false, reason: reasons.signature });
+    const otherKeys = rememberingVerifier(deriveTokenKey(secret, 'settlement'));
+    assert.deepEqual(otherKeys(mintPrincipalToken(key, claims), now), { ok: false, reason: reasons.signature });
   });
 });

@@ -65,3 +65,34 @@ export function verifyPrincipalToken(key: Buffer, token: string, nowUnix: number
   if (did === '' || owner === '') return { ok: false, reason: 'token names no DID or owner' };
   return { ok: true, claims: { did, owner, expiresAt } };
 }
+
+/**
+ * verifyPrincipalToken for a hot path: a token whose MAC checked out is remembered (by its exact text, up to `max`
+ * tokens, least recently used first out), so an agent's later requests skip the decoding and the HMAC. Expiry
+ * is still checked on every use, against the time given. A remembered token is only ever one that verified
+ * under this key, so a lookup can accept nothing the full check would refuse; only its holder can present it.
+ *
+ * @example const verify = rememberingVerifier(key); verify(token, unixSeconds(clock.now()))
+ */
+export function rememberingVerifier(key: Buffer, max = 10_000): (token: string, nowUnix: number) => TokenCheck {
+  const verified = new Map<string, PrincipalClaims>();
+  return (token, nowUnix) => {
+    const claims = verified.get(token);
+    if (claims !== undefined) {
+      if (claims.expiresAt <= nowUnix) {
+        verified.delete(token);
+        return { ok: false, reason: 'token expired' };
+      }
+      // Re-inserted so the map's order is least recently used first.
+      verified.delete(token);
+      verified.set(token, claims);
+      return { ok: true, claims };
+    }
+    const check = verifyPrincipalToken(key, token, nowUnix);
+    if (check.ok) {
+      verified.set(token, check.claims);
+      if (verified.size > max) verified.delete(verified.keys().next().value as string);
+    }
+    return check;
+  };
+}

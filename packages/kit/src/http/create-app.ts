@@ -8,8 +8,11 @@ import { validatorCompiler } from './validation.ts';
 
 export interface CreateAppOptions {
   logger: FastifyBaseLogger;
-  /** The service's name and version, for its API description at `/openapi.json` and `/docs`. */
-  api: ApiInfo;
+  /**
+   * The service's name and version, for its API description at `/openapi.json` and `/docs`; undefined for an app
+   * that serves only part of a service's routes and leaves the rest, the description included, to another (settlement's front threads).
+   */
+  api: ApiInfo | undefined;
   /** Largest accepted request body in bytes; larger bodies get 413 `payload_too_large`. */
   bodyLimit: number;
   /** Believe X-Forwarded-For (request.ip) from a reverse proxy; off by default so clients cannot pick their address. */
@@ -36,7 +39,7 @@ export function createServiceApp(options: CreateAppOptions) {
   app.setValidatorCompiler(validatorCompiler);
   refuseWhileClosing(app);
   // Before any route, so its onRoute hook sees them all.
-  installApiDocs(app, options.api);
+  if (options.api) installApiDocs(app, options.api);
   // JSON only: Fastify would otherwise accept text/plain bodies and fail them later with a confusing validation message.
   app.removeContentTypeParser('text/plain');
   // A DELETE or POST sent with a JSON content type but no body is common from HTTP clients; treat it as "no body".

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type PrincipalClaims, verifyPrincipalToken } from '../auth/principal-token.ts';
+import { type PrincipalClaims, rememberingVerifier } from '../auth/principal-token.ts';
 import { type Clock, unixSeconds } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
 import { documentSecurity } from './openapi.ts';
@@ -33,6 +33,7 @@ export interface PrincipalOptions {
 export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions): void {
   const header = options.header.toLowerCase();
   app.decorateRequest('principal', null);
+  const verify = rememberingVerifier(options.tokenKey);
   documentSecurity(
     app,
     'principalToken',
@@ -50,7 +51,7 @@ export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions
     const token = typeof raw === 'string' ? raw.trim() : '';
     if (token === '' && optional) return;
     if (token === '') throw new ServiceError('unauthorized', `missing principal token (${options.header} header)`);
-    const check = verifyPrincipalToken(options.tokenKey, token, unixSeconds(options.clock.now()));
+    const check = verify(token, unixSeconds(options.clock.now()));
     if (!check.ok) throw new ServiceError('unauthorized', `invalid principal token: ${check.reason}`);
     request.principal = check.claims;
   });

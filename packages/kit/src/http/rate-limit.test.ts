@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import pino from 'pino';
 import { createServiceApp } from './create-app.ts';
-import { type BucketRate, parseBucketRate, rateLimit, TokenBuckets } from './rate-limit.ts';
+import { type BucketRate, localBuckets, parseBucketRate, rateLimit, type TakeToken, TokenBuckets } from './rate-limit.ts';
 
 /** Takes `count` tokens of `key` and returns how many were allowed. */
 function takeMany(buckets: TokenBuckets, key: string, count: number): number {
@@ -133,10 +133,11 @@ describe('TokenBuckets memory bound', () => {
 describe('rateLimit', () => {
   const classes: Record<'read' | 'write', BucketRate> = { read: { perSecond: 1, burst: 3 }, write: { perSecond: 0.5, burst: 2 } };
 
-  function appWith(clock: ManualClock) {
+  function appWith(clock: ManualClock, take?: TakeToken) {
     const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
     rateLimit(app, {
       classes,
+      ...(take ? { take } : {}),
       classify: (request) => {
         const url = request.routeOptions.url ?? '';
         if (url.startsWith('/v1/explorer')) return 'read';
@@ -206,6 +207,19 @@ describe('rateLimit', () => {
     await pay('198.51.100.1');
     await pay('198.51.100.2');
     assert.equal((await pay('198.51.100.3')).statusCode, 429);
+  });
+
+  it('takes from buckets kept elsewhere when given them: two apps on one set share each address’s limit', async () => {
+    const clock = new ManualClock();
+    const shared = localBuckets(classes, clock);
+    // As from another thread: the answer arrives later, as a promise.
+    const remote: TakeToken = async (className, key) => shared(className, key);
+    const one = appWith(clock, remote).app;
+    const two = appWith(clock, remote).app;
+    const statuses = [];
+    for (const app of [one, two, one]) statuses.push((await app.inject({ method: 'POST', url: '/v1/pay' })).statusCode);
+    assert.deepEqual(statuses, [200, 200, 429]);
+    assert.equal((await two.inject({ method: 'POST', url: '/v1/pay' })).headers['retry-after'], '2');
   });
 
   it('fails loudly when classify names a class that has no rate', async () => {

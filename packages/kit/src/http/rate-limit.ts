@@ -87,11 +87,33 @@ export class TokenBuckets {
   }
 }
 
+/** Takes one token of `key`'s bucket in class `className`: here, or in the thread that keeps the buckets. */
+export type TakeToken = (className: string, key: string) => TakeResult | Promise<TakeResult>;
+
+/**
+ * One bucket set per class, in this thread: what `rateLimit` uses unless given another `take`. A service that serves
+ * one port from several threads keeps them in one thread and takes from there, so a client's limit is the same
+ * whichever thread its connection landed on.
+ *
+ * @example const take = localBuckets({ read: { perSecond: 100, burst: 200 } }, clock); take('read', '10.0.0.1')
+ */
+export function localBuckets(classes: Record<string, BucketRate>, clock: Clock): TakeToken {
+  const buckets = new Map<string, TokenBuckets>();
+  for (const [name, rate] of Object.entries<BucketRate>(classes)) buckets.set(name, new TokenBuckets({ rate, clock }));
+  return (className, key) => {
+    const classBuckets = buckets.get(className);
+    if (!classBuckets) throw new Error(`rate limit class ${className} is not configured`);
+    return classBuckets.take(key);
+  };
+}
+
 export interface RateLimitOptions<Class extends string> {
   classes: Record<Class, BucketRate>;
   /** The class a request counts against, or undefined for requests that are never limited. */
   classify: (request: FastifyRequest) => NoInfer<Class> | undefined;
   clock: Clock;
+  /** Where tokens are taken: `localBuckets(classes, clock)` unless given (another thread's buckets). */
+  take?: TakeToken;
 }
 
 /**
@@ -105,16 +127,12 @@ export interface RateLimitOptions<Class extends string> {
  * @example rateLimit(app, { classes: { read: { perSecond: 100, burst: 200 } }, classify: () => 'read', clock })
  */
 export function rateLimit<Class extends string>(app: FastifyInstance, options: RateLimitOptions<Class>): void {
-  const buckets = new Map<string, TokenBuckets>();
-  for (const [name, rate] of Object.entries<BucketRate>(options.classes)) {
-    buckets.set(name, new TokenBuckets({ rate, clock: options.clock }));
-  }
+  const take = options.take ?? localBuckets(options.classes, options.clock);
   app.addHook('onRequest', async (request, reply) => {
     const name = options.classify(request);
     if (name === undefined) return;
-    const classBuckets = buckets.get(name);
-    if (!classBuckets) throw new Error(`rate limit class ${name} is not configured`);
-    const result = classBuckets.take(request.ip);
+    const taken = take(name, request.ip);
+    const result = taken instanceof Promise ? await taken : taken;
     if (result.allowed) return;
     // The error handler only drops content-type and content-length, so this header reaches the 429.
     reply.header('Retry-After', String(result.retryAfterSeconds));

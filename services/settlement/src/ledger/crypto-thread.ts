@@ -7,7 +7,8 @@ import { buildWithdrawalTree, type WithdrawalInput } from '../balances/withdrawa
 
 export type CryptoRequest =
   | { id: number; op: 'key'; privateKey: KeyObject }
-  | { id: number; op: 'sign'; messages: Uint8Array[] }
+  /** The messages back to back in `bytes`; `ends[i]` is where message i ends. */
+  | { id: number; op: 'sign'; bytes: Uint8Array; ends: Uint32Array }
   | { id: number; op: 'tree'; balances: BalanceInput[] }
   | { id: number; op: 'withdrawals'; withdrawals: WithdrawalInput[] };
 
@@ -25,7 +26,13 @@ function run(request: CryptoRequest): unknown {
     case 'sign': {
       const key = privateKey;
       if (!key) throw new Error('no signing key yet');
-      return request.messages.map((message) => sign(null, message, key).toString('hex'));
+      const signatures: string[] = [];
+      let start = 0;
+      for (const end of request.ends) {
+        signatures.push(sign(null, request.bytes.subarray(start, end), key).toString('hex'));
+        start = end;
+      }
+      return signatures;
     }
     case 'tree': {
       const tree = buildBalanceTree(request.balances, memo);

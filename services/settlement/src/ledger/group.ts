@@ -62,6 +62,8 @@ export class Group {
   readonly #base: GroupBase;
   readonly #key: SequencerKey;
   readonly #now: Date;
+  /** Every receipt of a group carries the group's time. */
+  readonly #at: string;
   #seq: bigint;
 
   constructor(base: GroupBase, seq: bigint, key: SequencerKey, now: Date) {
@@ -69,6 +71,7 @@ export class Group {
     this.#seq = seq;
     this.#key = key;
     this.#now = now;
+    this.#at = now.toISOString();
   }
 
   /** The seq after this group's receipts. */
@@ -363,7 +366,7 @@ export class Group {
       amount: formatAmount(micros),
       ref,
       hold_id: holdId,
-      at: this.#now.toISOString(),
+      at: this.#at,
       sequencer: this.#key.publicKeyHex,
     };
     // Signed (later, by signWith) and hashed into the log as the same bytes, built once. signReceipt would

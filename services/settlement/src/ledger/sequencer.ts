@@ -1,3 +1,4 @@
+import { sign } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { ServiceError } from '@platform/kit/errors';
@@ -5,12 +6,13 @@ import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
-import type { AccountTable, BatchTable, SettlementSchema } from '../db/schema.ts';
+import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
+import { anchorEventId, transferEventId } from '../stream/event-log.ts';
 import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
-import { Group } from './group.ts';
-import { isIdempotencyConflict, loadGroupBase, RecentIdempotency, writeGroup } from './group-store.ts';
+import { Group, nonceKey } from './group.ts';
+import { isKeyConflict, loadGroupBase, RecentRows, writeGroup } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
 import type { LogView } from './log-view.ts';
 import { batchView } from './views.ts';
@@ -31,10 +33,10 @@ export interface SequencerOptions {
   takeoverPollMs: number;
   /** How often the sequencer returns expired holds and checks the window's age. */
   tickMs: number;
-  /** Idempotency records kept in memory to answer retries without a read (default 100,000). */
+  /** Idempotency records, intent nonces and holds each kept in memory to answer without a read (default 100,000). */
   recentIdempotencyKeys?: number;
-  /** Called after each commit that adds to the event log (this process's stream readers catch up at once). */
-  onCommitted?: () => void;
+  /** Called after each commit that adds to the event log, with the highest event id it wrote (this process's stream readers catch up at once). */
+  onCommitted?: (headId: bigint) => void;
   /** Called with each batch once written (the chain side anchors it at once instead of at its next poll). */
   onBatch?: (batch: BatchTable) => void;
   /** Why movements are refused now (the vault froze), or undefined. */
@@ -62,6 +64,8 @@ interface InFlight extends Prepared {
   firstSeq: bigint;
 }
 
+/** Groups with at most this many receipts are signed on this thread rather than the crypto worker's. */
+const signInPlaceUpTo = 2;
 /** Commands waiting beyond this answer 503 at once: a queue that cannot drain only adds latency. */
 const maxQueued = 20_000;
 /** The writer's account cache is dropped when it grows past this; the database stays the truth. */
@@ -82,11 +86,13 @@ export class Sequencer {
   readonly #options: SequencerOptions;
   readonly #queue: Pending[] = [];
   readonly #accounts = new Map<string, AccountTable>();
-  readonly #recentIdempotency: RecentIdempotency;
+  readonly #recentIdempotency: RecentRows<IdempotencyTable>;
+  readonly #recentNonces: RecentRows<true>;
+  readonly #recentHolds: RecentRows<HoldTable>;
   /** Signs receipts and builds balance trees off the request thread. */
   readonly #crypto: CryptoWorker;
-  /** Commands still to apply with their idempotency keys read from the database (after a guard refusal). */
-  #verifyIdempotency = 0;
+  /** Commands still to apply with their idempotency keys and nonces read from the database (after a guard refusal). */
+  #verifyKeys = 0;
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -99,7 +105,9 @@ export class Sequencer {
 
   constructor(options: SequencerOptions) {
     this.#options = options;
-    this.#recentIdempotency = new RecentIdempotency(options.recentIdempotencyKeys);
+    this.#recentIdempotency = new RecentRows(options.recentIdempotencyKeys);
+    this.#recentNonces = new RecentRows(options.recentIdempotencyKeys);
+    this.#recentHolds = new RecentRows(options.recentIdempotencyKeys);
     this.#crypto = new CryptoWorker(options.key.privateKey);
   }
 
@@ -212,6 +220,10 @@ export class Sequencer {
           next.resolve(await this.#settle(db, next.command as CloseCommand));
           continue;
         }
+        // Let the requests already read from sockets in this turn of the event loop join the group first. On PGlite
+        // the write runs on this thread, and a signature made in place does not wait either: without this, a group
+        // would form and commit in the microtasks after each request, one pay per group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         prepared = await this.#prepare(this.#takeGroup(), writing);
         const committed = writing ? await this.#finish(db, writing, prepared) : true;
         writing = undefined;
@@ -234,7 +246,9 @@ export class Sequencer {
       this.#role = this.#stop.signal.aborted ? 'stopped' : 'standby';
       this.#accounts.clear();
       this.#recentIdempotency.clear();
-      this.#verifyIdempotency = 0;
+      this.#recentNonces.clear();
+      this.#recentHolds.clear();
+      this.#verifyKeys = 0;
       for (const pending of this.#queue.splice(0)) pending.resolve({ ok: false, error: standbyError() });
       this.#wake = undefined;
       leadership.abort();
@@ -261,9 +275,9 @@ export class Sequencer {
     const now = clock.now();
     if (this.#accounts.size > maxCachedAccounts) this.#accounts.clear();
     try {
-      const readIdempotency = this.#verifyIdempotency > 0;
-      this.#verifyIdempotency = Math.max(0, this.#verifyIdempotency - pending.length);
-      const caches = { accounts: this.#accounts, idempotency: this.#recentIdempotency, readIdempotency };
+      const readKeys = this.#verifyKeys > 0;
+      this.#verifyKeys = Math.max(0, this.#verifyKeys - pending.length);
+      const caches = { accounts: this.#accounts, idempotency: this.#recentIdempotency, nonces: this.#recentNonces, holds: this.#recentHolds, readKeys };
       const base = await loadGroupBase(
         database.db,
         pending.map((p) => p.command),
@@ -280,7 +294,13 @@ export class Sequencer {
           throw error;
         }
       });
-      await group.signWith((messages) => this.#crypto.sign(messages));
+      await group.signWith((messages) =>
+        // A message each way and two thread wake-ups cost more than signing one or two receipts here: small
+        // groups (a lightly loaded ledger, the marketplace's hold and capture) sign in place.
+        messages.length <= signInPlaceUpTo
+          ? Promise.resolve(messages.map((message) => sign(null, message, key.privateKey).toString('hex')))
+          : this.#crypto.sign(messages),
+      );
       return { group, pending, outcomes };
     } catch (error) {
       this.#fail(pending);
@@ -310,10 +330,10 @@ export class Sequencer {
    */
   async #finish(db: Db, inflight: InFlight, next?: Prepared): Promise<boolean> {
     const error = await inflight.written;
-    if (error && isIdempotencyConflict(error)) {
+    if (error && isKeyConflict(error)) {
       const again = [...inflight.pending, ...(next?.pending ?? [])];
       this.#queue.unshift(...again);
-      this.#verifyIdempotency = again.length;
+      this.#verifyKeys = again.length;
       this.#seq = inflight.firstSeq;
       return false;
     }
@@ -337,6 +357,8 @@ export class Sequencer {
     const first = group.receipts[0];
     for (const account of group.accounts.values()) this.#accounts.set(account.did, account);
     this.#recentIdempotency.remember(group.idempotency);
+    this.#recentNonces.remember(group.nonces.map((row) => [nonceKey(row.did, row.nonce), true]));
+    this.#recentHolds.remember(group.holds);
     this.#committedSize = Number(group.nextSeq - 1n);
     if (first) {
       this.#options.log.appendFrom(
@@ -345,7 +367,7 @@ export class Sequencer {
       );
       this.#window.openedAt ??= first.at;
     }
-    if (first) this.#options.onCommitted?.();
+    if (first) this.#options.onCommitted?.(transferEventId(group.nextSeq - 1n));
   }
 
   async #closeIfDue(db: Db, group: Group): Promise<void> {
@@ -373,7 +395,7 @@ export class Sequencer {
       if (!started) return { ok: true, data: { closed: false, batch: null } };
       this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
       this.#batchWriting = started.written.then(
-        () => this.#options.onCommitted?.(),
+        (batch) => this.#options.onCommitted?.(anchorEventId(batch.log_size)),
         (error: unknown) => {
           logger.error({ err: error }, 'writing a batch failed');
           this.#batchFailure ??= error instanceof Error ? error : new Error(String(error));

@@ -4,7 +4,7 @@ import { maxIntentWireLength } from '@platform/kit/settlement-intent';
 import { Type } from 'typebox';
 import { type Authorisation, agreeWithIntent, authorise, tokenDid } from './authorise.ts';
 import { AmountText, amountInput, DidText, didInput, IdempotencyKey, idempotencyClaim, Ref, uuidInput } from './inputs.ts';
-import type { RouteDeps } from './route-deps.ts';
+import type { MovementDeps } from './route-deps.ts';
 
 const Intent = Type.String({
   minLength: 1,
@@ -36,7 +36,7 @@ function transferTerms(body: { to?: string | undefined; amount?: string | undefi
 }
 
 /** The routes that move money: each becomes one sequencer command, acknowledged once durable. */
-export function registerMovementRoutes(app: ServiceApp, deps: RouteDeps): void {
+export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): void {
   const { sequencer, clock } = deps;
 
   app.post('/v1/pay', {

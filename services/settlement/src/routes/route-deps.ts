@@ -1,12 +1,19 @@
 import type { Clock } from '@platform/kit/clock';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
+import type { Command } from '../ledger/commands.ts';
 import type { Sequencer } from '../ledger/sequencer.ts';
 import type { LedgerReads } from '../reads/ledger-reads.ts';
 
-export interface RouteDeps {
+/** What the movement routes need: the writer's queue and one read. A front thread passes the sequencer thread's. */
+export interface MovementDeps {
+  sequencer: { submit(command: Command): Promise<unknown> };
+  reads: Pick<LedgerReads, 'receipt'>;
+  clock: Clock;
+  holdMaxSeconds: number;
+}
+
+export interface RouteDeps extends MovementDeps {
   sequencer: Sequencer;
   reads: LedgerReads;
-  clock: Clock;
   chain: SettlementChain;
-  holdMaxSeconds: number;
 }

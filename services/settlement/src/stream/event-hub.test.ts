@@ -221,6 +221,35 @@ for (const engine of testEngines()) {
       assert.deepEqual(ids(both), [seen, last]);
     });
 
+    test('with nobody subscribed, a commit’s head id moves the live position without reading; a later subscriber starts there', async (t) => {
+      let reads = 0;
+      const counted = tableEvents(database.db);
+      const source: EventSource = {
+        ...counted,
+        readAfter: (afterId, limit) => {
+          reads += 1;
+          return counted.readAfter(afterId, limit);
+        },
+      };
+      const { open, hub } = await serve(t, { source });
+      const readsAtStart = reads;
+      const skipped = await append(4, { notify: false });
+      await hub.notify(skipped);
+      assert.equal(reads, readsAtStart, 'no read for nobody');
+      assert.equal(hub.head, skipped);
+      const client = await open();
+      await eventually(() => hub.subscriberCount === 1, 'subscribed');
+      const start = nextId;
+      const last = await append(2, { notify: false });
+      await hub.notify(last);
+      await eventually(
+        () => client.events.length === 2,
+        () => `the two new events, got ${ids(client)}`,
+      );
+      assert.deepEqual(ids(client), range(start, last));
+      assert.ok(reads > readsAtStart, 'read once someone listens');
+    });
+
     test('a heartbeat comment every heartbeatMs of the injected clock', async (t) => {
       const { open, clock } = await serve(t, { heartbeatMs: 10_000 });
       const client = await open();

@@ -93,7 +93,7 @@ export class EventHub {
   /** Listens for the writer's NOTIFY, takes the current end of the log as the live position, starts heartbeats. */
   async start(listen: Listen): Promise<void> {
     // Listen before reading the head, so an event committed in between is either in the head or announced.
-    this.#unlisten = await listen(eventsChannel, () => void this.notify());
+    this.#unlisten = await listen(eventsChannel, (payload) => void this.notify(/^\d{1,19}$/.test(payload) ? BigInt(payload) : undefined));
     this.#head = await this.#source.headId();
     this.#started = true;
     this.#heartbeats = this.#heartbeatLoop();
@@ -104,9 +104,18 @@ export class EventHub {
   /**
    * Reads the events after the live position and fans them out. Wakes that arrive while a read is in flight
    * coalesce into one more read. Resolves once a read begun after this call has finished; never rejects.
+   *
+   * `headId`, when the caller knows it, is the highest id just committed (the writer's, or a NOTIFY's payload): with
+   * nobody subscribed the live position simply moves there, since reading and framing events nobody is sent was
+   * two queries and every receipt of every group read back. A later subscriber starts from the same position a
+   * read would have reached.
    */
-  notify(): Promise<void> {
+  notify(headId?: bigint): Promise<void> {
     if (!this.#started || this.#stopping.signal.aborted) return Promise.resolve();
+    if (headId !== undefined && this.#subscribers.size === 0 && !this.#reading) {
+      if (headId > this.#head) this.#head = headId;
+      return Promise.resolve();
+    }
     if (this.#reading) {
       this.#readAgain = true;
       return this.#reading;
