@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { type OpenApiDocument, openApiMethods, openApiPath, registeredRoutes } from '@platform/kit/http/openapi';
+import { describesOutcome, type OpenApiDocument, openApiMethods, openApiPath, registeredRoutes } from '@platform/kit/http/openapi';
 
 type App = Parameters<typeof registeredRoutes>[0];
 
 /**
  * Checks a built (ready) app's API description: `/openapi.json` answers without any credential, is OpenAPI 3.1 in
  * shape, and lists every route the app registered with its method (those OpenAPI 3.1 can name), request parts and
- * declared responses; `/docs` is an
- * HTML page. Returns the document for checks of the service's own.
+ * declared responses, and every route declares what it answers (kit `describesOutcome`); `/docs` is an HTML page.
+ * Returns the document for checks of the service's own.
  *
  * @example const document = await assertDescribesEveryRoute(app, { title: 'scheduler' })
  */
@@ -19,6 +19,7 @@ export async function assertDescribesEveryRoute(app: App, expected: { title: str
   assert.equal(document.info.title, expected.title);
   assert.match(document.info.version, /^\d+\.\d+\.\d+/);
   assert.equal(typeof document.paths, 'object');
+  const withoutSuccess: string[] = [];
   for (const route of registeredRoutes(app)) {
     for (const method of [route.method].flat().filter((method) => openApiMethods.has(method.toLowerCase()))) {
       const operation = document.paths[openApiPath(route.url)]?.[method.toLowerCase()];
@@ -31,10 +32,15 @@ export async function assertDescribesEveryRoute(app: App, expected: { title: str
         if (fields.length > 0) assert.ok(operation.parameters?.length, `${name}: no parameters for its ${part} schema`);
       }
       const declared = Object.keys((schema.response ?? {}) as object);
-      for (const status of declared) assert.ok(operation.responses[status.toUpperCase()], `${name}: no ${status} response`);
-      assert.equal(operation['x-response-schema'], declared.length === 0 ? 'missing' : undefined, `${name}: marked wrongly`);
+      for (const status of declared) assert.ok(operation.responses[status.replace('xx', 'XX')], `${name}: no ${status} response`);
+      const described = describesOutcome(declared);
+      assert.equal(operation['x-response-schema'], described ? undefined : 'missing', `${name}: marked wrongly`);
+      if (!described) withoutSuccess.push(name);
     }
   }
+  // Every route says what it answers: the document is the callers' contract, and the schema is the serialiser too, so a
+  // route without one sends whatever its handler returns. (A route that only refuses declares its 405 or 501.)
+  assert.deepEqual(withoutSuccess, [], `routes that declare no success response: ${withoutSuccess.join(', ')}`);
   const page = await app.inject({ method: 'GET', url: '/docs' });
   assert.equal(page.statusCode, 200);
   assert.match(String(page.headers['content-type']), /^text\/html/);

@@ -4,7 +4,7 @@ import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
 import { requireCaller } from './http/caller-auth.ts';
-import { renderFailure } from './http/errors.ts';
+import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { limits } from './limits.ts';
 import { registerRoutes } from './routes/index.ts';
 import type { RouteDeps } from './routes/route-deps.ts';
@@ -27,7 +27,7 @@ export function buildApp(deps: AppDeps) {
     logger: deps.logger,
     bodyLimit: limits.bodyBytes,
     trustProxy: deps.config.trustProxy,
-    renderFailure,
+    failureEnvelope: marketplaceFailureEnvelope,
     api: { title: serviceName, version: serviceVersion },
   });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.

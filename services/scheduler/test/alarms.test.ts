@@ -203,6 +203,7 @@ for (const engine of testEngines()) {
         const clash = await create({ kind: 'once', wake_message: 'y', delay_seconds: 60, idempotency_key: 'clash-1' });
         assert.equal(clash.status, 409);
         assert.equal(clash.body.error?.code, 'conflict');
+        assert.equal(clash.body.error?.alarm_id, first.body.data.id, 'the envelope declared for 4xx keeps the members of its own');
         const view = await s.call('GET', `/v1/alarms/${first.body.data.id}`, { token });
         assert.equal(view.body.data.wake_message, 'x');
       });

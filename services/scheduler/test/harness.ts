@@ -60,7 +60,7 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
     return {
       status: response.statusCode,
       // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
-      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean } },
+      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; retryable: boolean; [member: string]: unknown } },
     };
   }
 

@@ -12,6 +12,7 @@ import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { Type } from 'typebox';
 import type { SettlementChain } from './chain/settlement-chain.ts';
 import type { RateSetting, WindowSettings } from './config.ts';
 import type { SettlementSchema } from './db/schema.ts';
@@ -22,6 +23,7 @@ import { registerAccountRoutes, registerOperatorRoutes } from './routes/account-
 import { limits } from './routes/inputs.ts';
 import { registerMovementRoutes } from './routes/movement-routes.ts';
 import { registerPublicRoutes } from './routes/public-routes.ts';
+import { ChainHealth } from './routes/responses.ts';
 import type { EventHub } from './stream/event-hub.ts';
 import { registerStreamRoute } from './stream/stream-route.ts';
 
@@ -125,6 +127,7 @@ export function buildApp(deps: AppDeps) {
       const chain = deps.chain.health();
       return chain ? { chain, ...(chain.alarm ? { status: 'alarm' } : {}) } : {};
     },
+    detailsSchema: { chain: Type.Optional(ChainHealth) },
   });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
   registerPublicRoutes(app, { ...routes, key: deps.key, window: deps.window, version: serviceVersion });

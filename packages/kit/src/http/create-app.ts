@@ -1,5 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import { FailureSchema, failure } from '../envelope.ts';
 import { ServiceError } from '../errors.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
@@ -17,9 +19,18 @@ export interface CreateAppOptions {
   bodyLimit: number;
   /** Believe X-Forwarded-For (request.ip) from a reverse proxy; off by default so clients cannot pick their address. */
   trustProxy?: boolean;
-  /** The failure body for a service whose spec names another envelope (the marketplace); the kit's `failure` by default. */
-  renderFailure?: (error: ServiceError) => unknown;
+  /** The failure body for a service whose spec names another envelope (the marketplace); the kit's by default. */
+  failureEnvelope?: FailureEnvelope;
 }
+
+/** How a service renders a `ServiceError`, and the response schema that describes (and serialises) what it renders. */
+export interface FailureEnvelope {
+  render: (error: ServiceError) => unknown;
+  schema: TSchema;
+}
+
+/** The kit's `{ok: false, error: {code, message, retryable, ...}}`. */
+export const kitFailureEnvelope: FailureEnvelope = { render: failure, schema: FailureSchema };
 
 /**
  * A Fastify instance with the shared conventions: TypeBox schemas, strict body validation,
@@ -38,8 +49,10 @@ export function createServiceApp(options: CreateAppOptions) {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   refuseWhileClosing(app);
-  // Before any route, so its onRoute hook sees them all.
+  const envelope = options.failureEnvelope ?? kitFailureEnvelope;
+  // Before any route, so their onRoute hooks see them all.
   if (options.api) installApiDocs(app, options.api);
+  app.addHook('onRoute', (route) => declareFailures(route, envelope.schema));
   // JSON only: Fastify would otherwise accept text/plain bodies and fail them later with a confusing validation message.
   app.removeContentTypeParser('text/plain');
   // A DELETE or POST sent with a JSON content type but no body is common from HTTP clients; treat it as "no body".
@@ -53,7 +66,7 @@ export function createServiceApp(options: CreateAppOptions) {
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
   });
-  installErrorHandling(app, options.renderFailure);
+  installErrorHandling(app, envelope.render);
   installResponseCheck(app);
   return app;
 }
@@ -72,5 +85,36 @@ function refuseWhileClosing(app: FastifyInstance): void {
   });
   app.addHook('onRequest', async () => {
     if (closing) throw new ServiceError('unavailable', 'the service is shutting down; retry the request');
+  });
+}
+
+/**
+ * Every route's 4xx and 5xx answers are the service's failure envelope, so the API description says what a refusal
+ * looks like and the serialiser writes it from the schema. A route that answers a failure of its own (the health
+ * check's 503 with its data, the gateway's OpenAI errors) declares that status itself, and its declaration wins.
+ */
+function declareFailures(route: RouteOptions, schema: TSchema): void {
+  const declared = (route.schema?.response ?? {}) as Record<string, unknown>;
+  const failures = Object.fromEntries(failureRanges.filter((range) => declared[range] === undefined).map((range) => [range, schema]));
+  route.schema = { ...route.schema, response: { ...failures, ...declared } };
+  serviceEnvelopes.add(schema);
+}
+
+const failureRanges = ['4xx', '5xx'];
+// The envelopes createServiceApp declared, so a scope can tell them from a failure a route declared itself.
+const serviceEnvelopes = new WeakSet<object>();
+
+/**
+ * The routes of this scope answer failures in another shape than the service's envelope (the gateway's `/v1` speaks
+ * OpenAI's errors, rendered by the scope's own error handler): they declare `schema` for 4xx and 5xx instead, unless a
+ * route declared its own. Call it on the scope before its routes are added.
+ *
+ * @example declareScopeFailures(scope, OpenAiErrorSchema)
+ */
+export function declareScopeFailures(scope: FastifyInstance, schema: TSchema): void {
+  scope.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response) return;
+    for (const range of failureRanges) if (serviceEnvelopes.has(response[range] as object)) response[range] = schema;
   });
 }

@@ -1,5 +1,6 @@
 import { fastifySwagger, formatParamUrl } from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { nonJsonResponse, openObject } from '../wire-schemas.ts';
 import { renderApiDocsPage } from './api-docs-page.ts';
 import type { OpenApiDocument, OpenApiOperation, SecurityScheme } from './openapi-document.ts';
 
@@ -17,6 +18,16 @@ export interface ApiInfo {
 
 /** The methods OpenAPI 3.1 can describe; Fastify's `all` adds others (QUERY, PROPFIND, ...) that a 3.1 document cannot hold. */
 export const openApiMethods: ReadonlySet<string> = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/**
+ * Whether a route's declared responses say what it answers: a success or redirect (`200`, `2xx`, `302`), `default` (an
+ * answer passed on whatever its status, as the router's wake route does), or, for a route that exists only to refuse,
+ * that refusal by its own status: `405` (MCP's GET /mcp on a stateless server) or `501` (a feature the spec names and
+ * this build has not). The failure ranges every route gets do not count.
+ */
+export function describesOutcome(statuses: readonly string[]): boolean {
+  return statuses.some((status) => status[0] === '2' || status[0] === '3' || status === 'default' || status === '405' || status === '501');
+}
 
 /** What a route's auth hook looks at, to say whether it applies. */
 export type RouteShape = Pick<RouteOptions, 'url' | 'method' | 'config' | 'schema'>;
@@ -55,7 +66,8 @@ export function installApiDocs(app: FastifyInstance, info: ApiInfo): void {
       transform: ({ schema, url, route }) => {
         const marks: Record<string, unknown> = {};
         // Fastify sends such an answer as the handler returned it; the document must not pretend to know its shape.
-        if (schema?.response === undefined) marks['x-response-schema'] = 'missing';
+        // Declared failures alone (every route gets its service's envelope) do not say what the route answers.
+        if (!describesOutcome(Object.keys(schema?.response ?? {}))) marks['x-response-schema'] = 'missing';
         const security = registry.security.get(route);
         if (security) marks.security = securityRequirements(security);
         return { schema: { ...schema, ...marks }, url };
@@ -72,8 +84,14 @@ export function installApiDocs(app: FastifyInstance, info: ApiInfo): void {
     },
   );
   let page: { html: string; csp: string } | undefined;
-  app.get('/openapi.json', { schema: { description: 'This API described in OpenAPI 3.1, generated from the route schemas.' } }, async () => app.swagger());
-  app.get('/docs', { schema: { description: 'The OpenAPI description as a self-contained HTML page.', produces: ['text/html'] } }, async (_request, reply) => {
+  const description = openObject('An OpenAPI 3.1 document');
+  app.get(
+    '/openapi.json',
+    { schema: { description: 'This API described in OpenAPI 3.1, generated from the route schemas.', response: { 200: description } } },
+    async () => app.swagger(),
+  );
+  const docsSchema = { description: 'The OpenAPI description as a self-contained HTML page.', response: { 200: nonJsonResponse('text/html', 'The page') } };
+  app.get('/docs', { schema: docsSchema }, async (_request, reply) => {
     page ??= renderApiDocsPage(app.swagger() as OpenApiDocument);
     return reply.header('content-security-policy', page.csp).type('text/html; charset=utf-8').send(page.html);
   });

@@ -1,4 +1,5 @@
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { nonJsonResponse } from '@platform/kit/wire-schemas';
 import type { Logger } from 'pino';
 import { type CallbackPage, callbackPageHeaders, pages, renderCallbackPage } from '../oauth/callback-page.ts';
 import type { CallbackQuery } from '../oauth/connect-flow.ts';
@@ -17,6 +18,14 @@ export function registerConnectCallback(app: ServiceApp, deps: Pick<RouteDeps, '
     // Fastify's request log carries the URL, and this URL carries the authorization code and the state: no request
     // log here; the handler logs the outcome without them.
     logLevel: 'silent',
+    schema: {
+      description: 'Where the provider sends the browser back; every outcome is a page for the person.',
+      response: {
+        200: nonJsonResponse('text/html', 'Connected: the page says so and may be closed'),
+        '4xx': nonJsonResponse('text/html', 'The link was stale, reused, refused by the person or malformed: the page says which'),
+        '5xx': nonJsonResponse('text/html', 'The provider or the vault failed: the page says to try again'),
+      },
+    },
     handler: async (request, reply) => {
       const raw = request.query as Record<string, unknown>;
       const query: CallbackQuery = {};

@@ -1,4 +1,5 @@
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
 import type { ToolInvoker } from '../tools/invoke.ts';
 import { callerOf } from './caller.ts';
 
@@ -11,6 +12,13 @@ interface JsonRpcResponse {
   result?: unknown;
   error?: { code: number; message: string };
 }
+
+const JsonRpcAnswer = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Union([Type.String(), Type.Number(), Type.Null()]),
+  result: Type.Optional(Type.Unknown({ description: 'The method’s result (MCP’s initialize, tools/list, tools/call)' })),
+  error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String() }, { description: 'A JSON-RPC error' })),
+});
 
 const codes = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602 } as const;
 
@@ -62,6 +70,13 @@ export function registerRpcRoute(app: ServiceApp, options: { invoker: ToolInvoke
   // No body schema: a malformed JSON-RPC message gets a JSON-RPC error, not the HTTP envelope.
   app.post('/rpc', {
     // A body that is not JSON fails before the handler; JSON-RPC answers it with -32700, not the HTTP envelope.
+    schema: {
+      description: 'MCP over JSON-RPC 2.0 (initialize, ping, tools/list, tools/call), one message or a batch.',
+      response: {
+        200: Type.Union([JsonRpcAnswer, Type.Array(JsonRpcAnswer)], { description: 'The answer, or the answers of a batch' }),
+        204: Type.Unsafe<undefined>({ type: 'null', description: 'Only notifications were sent: nothing to answer' }),
+      },
+    },
     errorHandler: (error, _request, reply) => {
       const code = (error as { code?: unknown }).code;
       if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {

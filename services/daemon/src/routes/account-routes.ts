@@ -4,6 +4,7 @@ import { SettlementClient } from '@platform/client/settlement-client';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
+import { Account, Alarm, Alarms, answers, Spend } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { asAgent, notConfigured } from './service-calls.ts';
 
@@ -44,7 +45,10 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
     })();
 
   app.get('/account', {
-    schema: { description: 'This agent’s settlement account: DID, balance, held, escrow bound, payout address (zeros before the first credit).' },
+    schema: {
+      description: 'This agent’s settlement account: DID, balance, held, escrow bound, payout address (zeros before the first credit).',
+      response: { 200: answers(Account) },
+    },
     handler: async () => ({ ok: true as const, data: await asAgent('settlement', () => needLedger().balance()) }),
   });
 
@@ -52,6 +56,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
     schema: {
       description: 'This agent’s alarms on the scheduler, newest first.',
       querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) }),
+      response: { 200: answers(Alarms) },
     },
     handler: async (request) => ({ ok: true as const, data: await asAgent('scheduler', () => needAlarms().listAlarms(request.query.limit)) }),
   });
@@ -60,6 +65,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
     schema: {
       description: 'Creates an alarm that wakes this agent: once after delay_seconds or at fire_at, or on cron_expr (in timezone). Exactly one of the three.',
       body: createAlarmBody,
+      response: { 201: answers(Alarm) },
     },
     handler: async (request, reply) => {
       const body = request.body;
@@ -80,6 +86,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
         from: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
         to: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
       }),
+      response: { 200: answers(Spend) },
     },
     handler: async (request) => {
       const gateway = deps.config.gateway;
@@ -99,7 +106,11 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   app.delete('/alarms/:id', {
-    schema: { description: 'Cancels one of this agent’s alarms (an alarm no longer active is returned unchanged).', params: Type.Object({ id: alarmId }) },
+    schema: {
+      description: 'Cancels one of this agent’s alarms (an alarm no longer active is returned unchanged).',
+      params: Type.Object({ id: alarmId }),
+      response: { 200: answers(Alarm) },
+    },
     handler: async (request) => ({ ok: true as const, data: await asAgent('scheduler', () => needAlarms().cancelAlarm(request.params.id)) }),
   });
 }

@@ -3,6 +3,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { defaultConversation } from '../chat/chat-service.ts';
 import { limits } from '../limits.ts';
+import { answers, ChatTurn, Conversations, Transcript } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { chatBody, conversationId } from './schemas.ts';
 
@@ -13,6 +14,7 @@ export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
       description:
         'One conversational turn: memories are recalled, the executor model answers, a request to act becomes an intent (its id is in intent_id), durable facts are remembered.',
       body: chatBody,
+      response: { 200: answers(ChatTurn) },
     },
     handler: async (request) => {
       if (deps.runner.draining) throw new ServiceError('unavailable', 'the daemon is shutting down');
@@ -25,6 +27,7 @@ export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   // Every conversation, newest first.
   app.get('/conversations', {
+    schema: { description: 'Every conversation, newest first.', response: { 200: answers(Conversations) } },
     handler: async () => ({ ok: true as const, data: { conversations: await deps.transcripts.list() } }),
   });
 
@@ -36,6 +39,7 @@ export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
         after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only entries after this seq' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.pageSize, default: 100 })),
       }),
+      response: { 200: answers(Transcript) },
     },
     handler: async (request) => {
       const entries = await deps.transcripts.read(request.params.id, { after: request.query.after ?? 0, limit: request.query.limit ?? 100 });

@@ -1,6 +1,7 @@
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { openSseSink, sseFrame } from '@platform/kit/http/sse';
+import { nonJsonResponse } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import type { Subscriber } from '../events/subscriber.ts';
 import { type IntentState, isTerminal } from '../intents/intent-state.ts';
@@ -41,6 +42,7 @@ export function registerEventRoutes(app: ServiceApp, deps: RouteDeps): void {
         intent_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
         last_event_id: Type.Optional(Type.String({ maxLength: 64, description: 'For a first connect from a browser; the Last-Event-ID header wins' })),
       }),
+      response: { 200: nonJsonResponse('text/event-stream', 'The events, one SSE message each; an intent stream opens with a snapshot') },
     },
     handler: async (request, reply) => {
       const header = request.headers['last-event-id'];

@@ -1,6 +1,7 @@
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { redactUrl } from '../tools/mcp-connection.ts';
+import { answers, Health, Me, Tools } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** GET /healthz (public: liveness and the SSE broker's numbers), GET /me and GET /tools (who this agent is, what it can use). */
@@ -8,6 +9,7 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
   // Liveness, the walk in flight, and the live-event broker: subscribers, drops and buffer sizes. No bearer. `working`
   // (an intent walking or queued, or a wake's turn running) tells the router not to stop this daemon as idle.
   app.get('/healthz', {
+    schema: { description: 'Liveness, the walk in flight and the live-event broker’s numbers (no bearer).', response: { 200: answers(Health) } },
     handler: async () => ({
       ok: true as const,
       data: {
@@ -24,6 +26,7 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   // The user this daemon serves, its DID and public key, its models and the services it is wired to. Never a secret.
   app.get('/me', {
+    schema: { description: 'The user this daemon serves, its DID, models and the services it is wired to (never a secret).', response: { 200: answers(Me) } },
     handler: async () => {
       const { config, identity } = deps;
       const service = (link: { url: string } | undefined) => (link === undefined ? null : { url: redactUrl(link.url) });
@@ -65,6 +68,7 @@ export function registerHealthRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   // Every tool the agent can use now, with whether the daemon asks before running it; unreachable servers are named.
   app.get('/tools', {
+    schema: { description: 'Every tool the agent can use now; unreachable servers are named.', response: { 200: answers(Tools) } },
     handler: async () => {
       const snapshot = await deps.tools.snapshot();
       if (snapshot.tools.size === 0 && snapshot.unavailable.length > 0)

@@ -2,6 +2,7 @@ import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { limits } from '../limits.ts';
+import { answers, GateAnswer, IntentDetail, IntentList, IntentStatus, PendingGate } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { answerBody, cancelBody, intentIdParam } from './schemas.ts';
 import { gateView, pendingView, statusView } from './views.ts';
@@ -20,6 +21,7 @@ export function registerIntentRoutes(app: ServiceApp, deps: RouteDeps): void {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.pageSize, default: 50 })),
         before: Type.Optional(Type.String({ format: 'date-time', description: 'created_at of the last intent already seen' })),
       }),
+      response: { 200: answers(IntentList) },
     },
     handler: async (request) => {
       const { status, limit = 50, before } = request.query;
@@ -29,7 +31,11 @@ export function registerIntentRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   app.get('/intents/:id', {
-    schema: { description: 'The intent’s signed envelope chain (and its state folded from it), with the public key that verifies it.', params: intentIdParam },
+    schema: {
+      description: 'The intent’s signed envelope chain (and its state folded from it), with the public key that verifies it.',
+      params: intentIdParam,
+      response: { 200: answers(IntentDetail) },
+    },
     handler: async (request) => {
       const loaded = await book.get(request.params.id);
       if (loaded === undefined) throw new ServiceError('not_found', `no intent ${request.params.id}`);
@@ -45,6 +51,7 @@ export function registerIntentRoutes(app: ServiceApp, deps: RouteDeps): void {
       description: 'Cancels a queued intent at once or the walking one between steps; 409 when it has already ended.',
       params: intentIdParam,
       body: cancelBody,
+      response: { 200: answers(IntentStatus) },
     },
     handler: async (request) => {
       const state = await runner.cancel(request.params.id, request.body.reason?.trim() || 'cancelled by the user');
@@ -53,7 +60,11 @@ export function registerIntentRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   app.get('/intents/:id/gates', {
-    schema: { description: 'The gates waiting for an answer: node_id, question, options.', params: intentIdParam },
+    schema: {
+      description: 'The gates waiting for an answer: node_id, question, options.',
+      params: intentIdParam,
+      response: { 200: answers(Type.Object({ pending: Type.Array(PendingGate) })) },
+    },
     handler: async (request) => {
       const loaded = await book.get(request.params.id);
       if (loaded === undefined) throw new ServiceError('not_found', `no intent ${request.params.id}`);
@@ -66,6 +77,7 @@ export function registerIntentRoutes(app: ServiceApp, deps: RouteDeps): void {
       description: 'Approves or denies a gate. The decision is recorded before the step runs; answering again returns the first decision (recorded: false).',
       params: Type.Object({ id: intentIdParam.properties.id, nid: Type.String({ minLength: 1, maxLength: 64 }) }),
       body: answerBody,
+      response: { 200: answers(GateAnswer) },
     },
     handler: async (request) => {
       const outcome = await gates.answer(request.params.id, request.params.nid, {

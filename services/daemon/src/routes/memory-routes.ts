@@ -1,6 +1,7 @@
 import { ServiceCallError } from '@platform/client/service-session';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
+import { answers, Forgotten, Memories } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { asAgent, notConfigured } from './service-calls.ts';
 
@@ -39,6 +40,7 @@ export function registerMemoryRoutes(app: ServiceApp, deps: RouteDeps): void {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
         cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
       }),
+      response: { 200: answers(Memories) },
     },
     handler: async (request) => ({ ok: true as const, data: await call('POST', '/v1/search', { ...request.query, limit: request.query.limit ?? 30 }) }),
   });
@@ -47,6 +49,7 @@ export function registerMemoryRoutes(app: ServiceApp, deps: RouteDeps): void {
     schema: {
       description: 'Forgets one memory (kept as forgotten, never recalled again).',
       params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      response: { 200: answers(Forgotten) },
     },
     handler: async (request) => ({
       ok: true as const,

@@ -2,6 +2,7 @@ import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { limits } from '../limits.ts';
+import { answers, Draining, WakeAccepted } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { conversationId } from './schemas.ts';
 
@@ -28,6 +29,7 @@ export function registerWakeRoutes(app: ServiceApp, deps: RouteDeps): void {
       description:
         'Turns a scheduler wake into a chat turn in its conversation. Repeats of an Idempotency-Key are acknowledged and dropped. 202 once the wake is durably recorded; the turn runs after.',
       body: wakeBody,
+      response: { 200: answers(WakeAccepted), 202: answers(WakeAccepted) },
     },
     handler: async (request, reply) => {
       if (deps.runner.draining) throw new ServiceError('unavailable', 'the daemon is shutting down; the scheduler will retry');
@@ -46,6 +48,7 @@ export function registerWakeRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   // Drains and stops: new work is refused, the step in flight finishes, everything is on disk, then the process exits.
   app.post('/shutdown', {
+    schema: { description: 'Drain and stop: new work is refused, the step in flight finishes, then the process exits.', response: { 202: answers(Draining) } },
     handler: async (_request, reply) => {
       reply.status(202);
       setImmediate(deps.requestShutdown);

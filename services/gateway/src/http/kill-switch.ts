@@ -19,7 +19,8 @@ export function installKillSwitch(app: FastifyInstance, disabled: boolean): void
   if (!disabled) return;
   app.log.warn('PLATFORM_GATEWAY_DISABLED=true: every request gets 503 until restart');
   app.addHook('onRequest', async (_request, reply) => {
-    // Answered here: returning the reply from an async hook ends the request without running the route.
-    return sendGatewayError(reply, disabledError);
+    // Answered here: returning the reply from an async hook ends the request without running the route. Sent as
+    // text, since it answers every route whatever its response schemas declare (/healthz's own 503 included).
+    return sendGatewayError(reply, disabledError, { asText: true });
   });
 }

@@ -1,4 +1,7 @@
+import { declareScopeFailures } from '@platform/kit/http/create-app';
+import { nullable } from '@platform/kit/wire-schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 
 /**
  * The gateway's errors use OpenAI's shape, `{error: {message, type, code, param}}`, not the platform envelope: every
@@ -13,6 +16,33 @@ export type OpenAiErrorType =
   | 'server_error'
   | 'upstream_error'
   | 'service_unavailable';
+
+const openAiErrorTypes: OpenAiErrorType[] = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'insufficient_quota',
+  'server_error',
+  'upstream_error',
+  'service_unavailable',
+];
+
+/** The response schema of a `/v1` failure. An upstream's own refusal is passed on as it came, usually in this shape too. */
+export const OpenAiErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        message: Type.String(),
+        type: Type.Unsafe<OpenAiErrorType>({ type: 'string', enum: openAiErrorTypes }),
+        code: Type.String({ description: 'What went wrong, for programs: budget_exhausted, model_not_priced, ...' }),
+        param: nullable(Type.String({ description: 'The request field at fault' })),
+      },
+      { additionalProperties: true, description: 'Some codes add members (spent_credit and limit_credit on budget_exhausted)' },
+    ),
+  },
+  { description: 'OpenAI’s error shape, which the OpenAI SDKs read' },
+);
 
 export interface GatewayErrorOptions {
   param?: string;
@@ -80,13 +110,17 @@ export function toGatewayError(error: unknown): GatewayError {
 }
 
 /** Writes a gateway error; also used by hooks that answer before any route runs (the kill switch). */
-export function sendGatewayError(reply: FastifyReply, error: GatewayError): FastifyReply {
+export function sendGatewayError(reply: FastifyReply, error: GatewayError, options: { asText?: boolean } = {}): FastifyReply {
   if (error.noRetry) reply.header('x-should-retry', 'false');
-  return reply.status(error.status).type('application/json').send(error.body());
+  return reply
+    .status(error.status)
+    .type('application/json')
+    .send(options.asText ? JSON.stringify(error.body()) : error.body());
 }
 
 /** Installs the OpenAI-shaped error and not-found handlers on one encapsulated scope (the /v1 routes). */
 export function installOpenAiErrors(scope: FastifyInstance): void {
+  declareScopeFailures(scope, OpenAiErrorSchema);
   scope.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && !(error instanceof GatewayError)) request.log.error({ err: error }, 'request failed');

@@ -6,6 +6,8 @@ import { actorRule, ledgerActor } from '../http/platform-headers.ts';
 export const adminRoute = { config: { access: 'admin' } } as const;
 
 export const DayText = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'UTC day, YYYY-MM-DD' });
+/** Credits as `formatCredit` writes them: a decimal string with exactly 12 places. */
+export const Credit = Type.String({ pattern: '^[0-9]+\\.[0-9]{12}$', description: 'Credits, 12 decimal places' });
 export const PageLimit = Type.Integer({ minimum: 1, maximum: 500, default: 100 });
 
 export const RangeQuery = Type.Object(

@@ -1,10 +1,47 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { oneOf } from '@platform/kit/wire-schemas';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { type TProperties, type TSchema, Type } from 'typebox';
 import { formatCredit } from '../metering/credit.ts';
 import { rollupDimensions } from '../operator/operator.repository.ts';
-import { adminRoute, PageLimit, RangeQuery, rangeInput } from './admin-inputs.ts';
+import { adminRoute, Credit, DayText, PageLimit, RangeQuery, rangeInput } from './admin-inputs.ts';
 import type { RouteDeps } from './route-deps.ts';
+
+const listOf = <T extends TSchema>(row: T, more: TProperties = {}) => Type.Object({ object: oneOf(['list']), ...more, data: Type.Array(row) });
+const nullableText = Type.Union([Type.String(), Type.Null()]);
+const SpendRow = Type.Object({
+  actor: Type.String(),
+  day: DayText,
+  spent_credit: Credit,
+  reserved_credit: Credit,
+  limit_credit: Credit,
+  calls: Type.Integer(),
+});
+const RollupRow = Type.Object({
+  key: Type.String({ description: 'The intent, goal, kind_route, model or slot' }),
+  calls: Type.Integer(),
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+  cost_credit: Credit,
+});
+const LedgerRow = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  actor: Type.String(),
+  day: DayText,
+  created_at: Type.String({ format: 'date-time' }),
+  slot: Type.String(),
+  model: Type.String(),
+  kind: oneOf(['chat', 'embedding']),
+  streamed: Type.Boolean(),
+  rate_table_v: Type.Integer({ description: 'The rate card version that priced it' }),
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+  cost_credit: Credit,
+  basis: oneOf(['usage', 'reservation'], 'usage, or the reservation when no usage arrived'),
+  intent_id: nullableText,
+  goal_id: nullableText,
+  kind_route: nullableText,
+});
 
 /** The operator's reads: spend per actor and day, rollups by intent, goal and more, and the ledger rows themselves. */
 export function registerAdminReadRoutes(scope: FastifyInstance, deps: RouteDeps): void {
@@ -12,7 +49,11 @@ export function registerAdminReadRoutes(scope: FastifyInstance, deps: RouteDeps)
 
   app.get('/admin/spend', {
     ...adminRoute,
-    schema: { description: 'Spend per actor and UTC day, newest day first; `from`/`to` bound the days (inclusive).', querystring: RangeQuery },
+    schema: {
+      description: 'Spend per actor and UTC day, newest day first; `from`/`to` bound the days (inclusive).',
+      querystring: RangeQuery,
+      response: { 200: listOf(SpendRow) },
+    },
     handler: async (request) => {
       const rows = await deps.operator.spend(rangeInput(request.query), deps.defaultCapUnits, request.query.limit ?? 100);
       return {
@@ -34,6 +75,7 @@ export function registerAdminReadRoutes(scope: FastifyInstance, deps: RouteDeps)
     schema: {
       description: 'Debited cost, calls and tokens grouped by intent, goal, kind_route, model or slot; largest cost first.',
       querystring: Type.Object({ ...RangeQuery.properties, by: Type.Union(rollupDimensions.map((by) => Type.Literal(by))) }, { additionalProperties: false }),
+      response: { 200: listOf(RollupRow, { by: Type.String() }) },
     },
     handler: async (request) => {
       const rows = await deps.operator.rollup(request.query.by, rangeInput(request.query), request.query.limit ?? 100);
@@ -59,6 +101,7 @@ export function registerAdminReadRoutes(scope: FastifyInstance, deps: RouteDeps)
         { ...RangeQuery.properties, limit: Type.Optional(PageLimit), before: Type.Optional(Type.String({ format: 'uuid' })) },
         { additionalProperties: false },
       ),
+      response: { 200: listOf(LedgerRow, { next_before: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]) }) },
     },
     handler: async (request) => {
       const rows = await deps.operator.ledger(rangeInput(request.query), request.query.limit ?? 100, request.query.before);

@@ -1,15 +1,26 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { oneOf } from '@platform/kit/wire-schemas';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest } from '../http/openai-errors.ts';
 import { actorRule, ledgerActor } from '../http/platform-headers.ts';
 import { formatCredit } from '../metering/credit.ts';
-import { DayText, dayInput } from './admin-inputs.ts';
+import { Credit, DayText, dayInput } from './admin-inputs.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** Days and intents in one answer: a quarter of days, the costliest intents. */
 const maxDays = 92;
 const maxIntents = 50;
+
+const Usage = Type.Object({
+  object: oneOf(['usage']),
+  actor: Type.String({ description: 'The ledger actor the spend is booked to' }),
+  days: Type.Array(Type.Object({ day: DayText, spent_credit: Credit, limit_credit: Credit, calls: Type.Integer() }), { description: 'Newest day first' }),
+  intents: Type.Array(
+    Type.Object({ intent_id: Type.String(), calls: Type.Integer(), input_tokens: Type.Integer(), output_tokens: Type.Integer(), cost_credit: Credit }),
+    { description: 'The costliest intents of the range' },
+  ),
+});
 
 /**
  * `GET /v1/usage`: the calling actor's own spend (`X-Platform-Actor-DID`, as on every metered call): per UTC day
@@ -23,6 +34,7 @@ export function registerUsageRoute(scope: FastifyInstance, deps: RouteDeps): voi
     schema: {
       description: 'The calling actor’s spend per UTC day and per intent, newest day first; `from`/`to` bound the days (inclusive).',
       querystring: Type.Object({ from: Type.Optional(DayText), to: Type.Optional(DayText) }, { additionalProperties: false }),
+      response: { 200: Usage },
     },
     handler: async (request) => {
       const header = request.headers['x-platform-actor-did'];

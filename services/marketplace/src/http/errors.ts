@@ -1,4 +1,6 @@
 import { type ErrorCode, ServiceError } from '@platform/kit/errors';
+import type { FailureEnvelope } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
 
 /**
  * The marketplace's error envelope is its spec's: `{error: <code>, message, detail}`, with eleven codes. Kit codes
@@ -56,6 +58,22 @@ export function renderFailure(error: ServiceError): MarketplaceFailure {
     detail: { ...error.details, retryable: error.retryable },
   };
 }
+
+/** The response schema of `renderFailure`'s body; `detail` stays open, since each error carries its own members there. */
+export const MarketplaceFailureSchema = Type.Object(
+  {
+    ok: Type.Literal(false),
+    error: Type.Unsafe<MarketplaceErrorCode>({ type: 'string', enum: [...marketplaceErrorCodes], description: 'One of the spec’s eleven codes' }),
+    message: Type.String({ description: 'What went wrong, for a person' }),
+    detail: Type.Object(
+      { retryable: Type.Boolean({ description: 'Whether the same request may succeed later' }) },
+      { additionalProperties: true, description: 'The error’s own members (a reason, the payment terms, a quote id) and retryable' },
+    ),
+  },
+  { description: 'The request failed: the marketplace’s `{error, message, detail}`' },
+);
+
+export const marketplaceFailureEnvelope: FailureEnvelope = { render: renderFailure, schema: MarketplaceFailureSchema };
 
 /** A conflict with a machine-readable reason in `detail.reason`. */
 export function conflict(message: string, reason: string, detail: Record<string, unknown> = {}): ServiceError {

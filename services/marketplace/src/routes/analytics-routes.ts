@@ -3,6 +3,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { type AnalyticsWindow, serviceAnalytics } from '../discovery/analytics.ts';
 import { serviceIdInput } from '../discovery/inputs.ts';
+import { answers, ServiceAnalytics } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 const AnalyticsQuery = Type.Object(
@@ -42,7 +43,12 @@ export function windowInput(query: { since?: string | undefined; until?: string 
 /** The owner's view of a listing's use. Credentials first: who is asking is settled before anything is looked up. */
 export function registerAnalyticsRoutes(app: ServiceApp, deps: RouteDeps): void {
   app.get('/v1/services/:id/analytics', {
-    schema: { params: Type.Object({ id: Type.String() }), querystring: AnalyticsQuery },
+    schema: {
+      description: 'The owner’s view of a listing’s use in a window.',
+      params: Type.Object({ id: Type.String() }),
+      querystring: AnalyticsQuery,
+      response: { 200: answers(ServiceAnalytics) },
+    },
     handler: async (request) => {
       const developer = await deps.developers.authenticate(request);
       const id = serviceIdInput(request.params.id);

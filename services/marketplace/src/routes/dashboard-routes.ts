@@ -4,6 +4,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { isUuid } from '@platform/kit/ids';
 import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import { Type } from 'typebox';
 import { verifyCaller } from '../http/caller-auth.ts';
 import { idempotencyKeyOf, idempotent } from '../http/idempotent.ts';
 import { limits } from '../limits.ts';
@@ -12,6 +13,7 @@ import { availableOf, earningsOf } from '../payments/earnings.ts';
 import { callerInvocationView } from '../payments/invocation-view.ts';
 import { payoutView } from '../payments/payouts.ts';
 import { money } from '../payments/pricing.ts';
+import { answers, Earnings, ListingPage, ListingView, Me, PayoutView, Spend } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /**
@@ -23,7 +25,11 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
   const callerOf = (request: FastifyRequest) => verifyCaller(request, { tokenKey: deps.tokenKey, clock: deps.clock }).did;
   const developerOf = async (request: FastifyRequest) => (await deps.developers.authenticate(request)).address;
 
-  app.get('/v1/me', async (request) => {
+  const meSchema = {
+    description: 'Whoever the credentials name: the caller’s spend, the developer’s services, the marketplace.',
+    response: { 200: answers(Me) },
+  };
+  app.get('/v1/me', { schema: meSchema }, async (request) => {
     const hasCaller = request.headers.authorization?.startsWith('Bearer ') === true;
     const hasDeveloper = request.headers['x-developer-token'] !== undefined || request.headers.authorization?.startsWith('Wallet ') === true;
     if (!hasCaller && !hasDeveloper)
@@ -47,7 +53,8 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
     });
   });
 
-  app.get<{ Querystring: Record<string, string> }>('/v1/me/spend', async (request) => {
+  const spendSchema = { description: 'The caller’s spend by service and its invocations, newest first.', response: { 200: answers(Spend) } };
+  app.get<{ Querystring: Record<string, string> }>('/v1/me/spend', { schema: spendSchema }, async (request) => {
     const caller = callerOf(request);
     const { limit, cursor } = pageOf(request.query);
     let query = db
@@ -75,7 +82,11 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
     });
   });
 
-  app.get<{ Querystring: Record<string, string> }>('/v1/me/services', async (request) => {
+  const servicesSchema = {
+    description: 'The developer’s listings, newest first.',
+    response: { 200: answers(Type.Object({ results: Type.Array(ListingView), next_cursor: ListingPage.properties.next_cursor })) },
+  };
+  app.get<{ Querystring: Record<string, string> }>('/v1/me/services', { schema: servicesSchema }, async (request) => {
     const owner = await developerOf(request);
     const { limit, cursor } = pageOf(request.query);
     let query = db
@@ -103,7 +114,8 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
     return ok({ results: shown.map((row) => listingView(row, statsOf.get(row.id))), next_cursor: rows.length > limit ? (shown.at(-1)?.id ?? null) : null });
   });
 
-  app.get('/v1/me/earnings', async (request) => {
+  const earningsSchema = { description: 'The developer’s earnings per service and recent payouts.', response: { 200: answers(Earnings) } };
+  app.get('/v1/me/earnings', { schema: earningsSchema }, async (request) => {
     const owner = await developerOf(request);
     const listings = await db.selectFrom('listings').select(['id', 'slug', 'payout_did']).where('owner_address', '=', owner).execute();
     const ids = listings.map((row) => row.id);
@@ -132,7 +144,8 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
     });
   });
 
-  app.post<{ Params: { id: string } }>('/v1/services/:id/payout', async (request) => {
+  const payoutSchema = { description: 'Pay a service’s available earnings to its payout DID (owner).', response: { 200: answers(PayoutView) } };
+  app.post<{ Params: { id: string } }>('/v1/services/:id/payout', { schema: payoutSchema }, async (request) => {
     const owner = await developerOf(request);
     if (!isUuid(request.params.id)) throw new ServiceError('not_found', 'service not found');
     const key = idempotencyKeyOf(request.headers['idempotency-key'], (request.body as { idempotency_key?: unknown } | undefined)?.idempotency_key);

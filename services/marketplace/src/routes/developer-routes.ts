@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { unixSeconds } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { evmAddress, isoTime } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import { getAddress, isAddress } from 'viem';
 import { developmentSecret } from '../config.ts';
@@ -9,6 +10,7 @@ import { captureWalletBodies } from '../developers/developer-auth.ts';
 import { deriveDeveloperTokenKey, developerTokenLifetimeSeconds, mintDeveloperToken } from '../developers/developer-token.ts';
 import { consumeSignInNonce, insertSignInNonce, purgeExpiredDeveloperNonces, touchDeveloper } from '../developers/developers.repository.ts';
 import { addressPlaceholder, checkSignIn, type SignInSettings, signInNonceLifetimeSeconds, signInTemplate, signInUri } from '../developers/sign-in.ts';
+import { answers } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** Expired sign-in and wallet nonces are swept at most this often, by the nonce route itself (no timer to stop). */
@@ -34,6 +36,21 @@ export function registerDeveloperRoutes(app: ServiceApp, deps: RouteDeps): void 
         { address: Type.Optional(Type.String({ maxLength: 64, description: 'The wallet that will sign: the message comes back filled in' })) },
         { additionalProperties: false },
       ),
+      response: {
+        200: answers(
+          Type.Object({
+            nonce: Type.String(),
+            message_template: Type.String({ description: 'The EIP-4361 message with the address to fill in' }),
+            address_placeholder: Type.String(),
+            message: Type.Optional(Type.String({ description: 'The message filled in, when the address was sent' })),
+            domain: Type.String(),
+            uri: Type.String(),
+            chain_id: Type.Integer(),
+            issued_at: isoTime(),
+            expires_at: isoTime(),
+          }),
+        ),
+      },
     },
     handler: async (request) => {
       const address = request.body.address;
@@ -74,6 +91,16 @@ export function registerDeveloperRoutes(app: ServiceApp, deps: RouteDeps): void 
         },
         { additionalProperties: false },
       ),
+      response: {
+        200: answers(
+          Type.Object({
+            token: Type.String({ description: 'Send as X-Developer-Token' }),
+            header: Type.String(),
+            address: evmAddress(),
+            expires_at: isoTime(),
+          }),
+        ),
+      },
     },
     handler: async (request) => {
       const now = deps.clock.now();

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { catalogPage, discoverPage } from '../discovery/discover.ts';
 import { filtersInput, limitInput, queryInput, serviceIdInput } from '../discovery/inputs.ts';
 import { loadListingView } from '../listings/listing-view.ts';
+import { answers, DiscoverPage, ListingPage, ListingView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /*
@@ -63,7 +64,7 @@ function oneOf<T>(field: string, inBody: T | undefined, inQuery: T | undefined):
 
 export function registerDiscoveryRoutes(app: ServiceApp, deps: RouteDeps): void {
   app.get('/v1/catalog', {
-    schema: { querystring: CatalogQuery },
+    schema: { description: 'Active listings, a page at a time.', querystring: CatalogQuery, response: { 200: answers(ListingPage) } },
     handler: async (request) => {
       const { limit, cursor } = request.query;
       return { ok: true as const, data: await catalogPage(deps.db, { limit: limitInput(limit), cursor }) };
@@ -71,7 +72,7 @@ export function registerDiscoveryRoutes(app: ServiceApp, deps: RouteDeps): void 
   });
 
   app.get('/v1/discover', {
-    schema: { querystring: DiscoverQuery },
+    schema: { description: 'Ranked discovery by words and filters.', querystring: DiscoverQuery, response: { 200: answers(DiscoverPage) } },
     handler: async (request) => {
       const { q, query, limit, cursor, ...filters } = request.query;
       if (q !== undefined && query !== undefined && q !== query)
@@ -86,7 +87,12 @@ export function registerDiscoveryRoutes(app: ServiceApp, deps: RouteDeps): void 
 
   // The spec's pagination is `?limit=&cursor=`; the body may carry them too (one place or the other, not both).
   app.post('/v1/discover', {
-    schema: { body: DiscoverBody, querystring: CatalogQuery },
+    schema: {
+      description: 'Ranked discovery, the query in the body.',
+      body: DiscoverBody,
+      querystring: CatalogQuery,
+      response: { 200: answers(DiscoverPage) },
+    },
     handler: async (request) => {
       const { query, filters = {} } = request.body;
       const limit = oneOf<string | number>('limit', request.body.limit, request.query.limit);
@@ -99,7 +105,7 @@ export function registerDiscoveryRoutes(app: ServiceApp, deps: RouteDeps): void 
   });
 
   app.get('/v1/services/:id', {
-    schema: { params: ServiceParams },
+    schema: { description: 'One listing (a draft only to its owner).', params: ServiceParams, response: { 200: answers(ListingView) } },
     handler: async (request) => {
       const view = await loadListingView(deps.db, serviceIdInput(request.params.id));
       if (!view || (view.status === 'draft' && !(await isOwner(request, view.owner_address)))) throw new ServiceError('not_found', 'service not found');

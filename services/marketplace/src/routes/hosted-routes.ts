@@ -1,6 +1,8 @@
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 
+import { MarketplaceFailureSchema } from '../http/errors.ts';
+
 /** Hosted mode (the marketplace building and running a developer's code) is a later issue; its routes say so. */
 const hosted: Array<['GET' | 'POST', string]> = [
   ['POST', '/v1/services/:id/artifacts'],
@@ -23,6 +25,7 @@ export function registerHostedRoutes(app: ServiceApp): void {
       scope.route({
         method,
         url,
+        schema: { description: 'Hosted mode: not available yet (always 501 not_implemented).', response: { 501: MarketplaceFailureSchema } },
         handler: async () => {
           throw new ServiceError(
             'not_implemented',

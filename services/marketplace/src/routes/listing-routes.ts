@@ -3,6 +3,7 @@ import { canonicalJson } from '@platform/kit/canonical-json';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { uuidv7 } from '@platform/kit/ids';
+import { evmAddress, nullable, openObject } from '@platform/kit/wire-schemas';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ListingTable } from '../db/schema.ts';
@@ -15,6 +16,7 @@ import { checkManifest, type ManifestSettings, manifestJsonSchema } from '../lis
 import type { Manifest } from '../listings/manifest-types.ts';
 import { changeState, type StateDeps } from '../listings/publish.ts';
 import { createRegistryClient, type ServiceRegistryClient } from '../registry/registry-client.ts';
+import { answers, ListingView as ListingViewSchema } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 const slugPattern = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/;
@@ -105,9 +107,15 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
     );
 
   // The schema document itself, not wrapped in {ok, data}: tools and editors can point at this URL directly.
-  app.get('/v1/manifest-schema', async () => schema);
+  const schemaDocument = openObject('The manifest’s JSON Schema (draft 2020-12)');
+  app.get('/v1/manifest-schema', { schema: { description: 'The manifest’s JSON Schema, unwrapped.', response: { 200: schemaDocument } } }, async () => schema);
 
-  app.get('/v1/registry', async () => {
+  const registryView = Type.Object({
+    enabled: Type.Boolean({ description: 'Whether listings are registered on chain' }),
+    address: nullable(evmAddress('The registry contract')),
+    operator: evmAddress('The marketplace’s signer, which registers'),
+  });
+  app.get('/v1/registry', { schema: { description: 'Where listings are registered on chain.', response: { 200: answers(registryView) } } }, async () => {
     const client = registryClient();
     if (!client) return { ok: true as const, data: { enabled: false, address: null, operator: deps.identity.signer.address } };
     const address = await client.address().catch((error: Error) => {
@@ -124,6 +132,7 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
         { slug: Type.Optional(Type.String({ maxLength: 64 })), manifest: Type.Unknown(), payout_did: Type.Optional(PayoutDid), idempotency_key: Key },
         { additionalProperties: false },
       ),
+      response: { 200: answers(ListingViewSchema), 201: answers(ListingViewSchema) },
     },
     handler: async (request, reply) => {
       const address = developer(request);
@@ -161,6 +170,7 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
         { manifest: Type.Optional(Type.Unknown()), payout_did: Type.Optional(Type.Union([PayoutDid, Type.Null()])), idempotency_key: Key },
         { additionalProperties: false },
       ),
+      response: { 200: answers(ListingViewSchema) },
     },
     handler: async (request) => {
       const address = developer(request);
@@ -193,7 +203,7 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
   for (const action of ['publish', 'pause', 'delist'] as const satisfies readonly ListingAction[]) {
     app.post(`/v1/services/:id/${action}`, {
       preValidation: authenticate,
-      schema: { description: `Listing state change: ${action} (owner).`, params: IdParams, body: MoveBody },
+      schema: { description: `Listing state change: ${action} (owner).`, params: IdParams, body: MoveBody, response: { 200: answers(ListingViewSchema) } },
       handler: async (request) => {
         const address = developer(request);
         const { id } = request.params;

@@ -10,6 +10,7 @@ import { callerInvocationView } from '../payments/invocation-view.ts';
 import { activeListing, operationOf } from '../payments/pricing.ts';
 import type { TabKind } from '../payments/tabs.ts';
 import { type PaymentTerms, termsHeader } from '../payments/terms.ts';
+import { answers, CallAnswer, Cosigned, InvocationRecord, QuoteView, ReceiptView, StreamSettlement, TabView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 type IdParams = { Params: { id: string } };
@@ -22,7 +23,8 @@ type IdParams = { Params: { id: string } };
 export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
   const { payments } = deps;
 
-  app.post<{ Params: { service_id: string } }>('/v1/quote/:service_id', async (request) => {
+  const quoteSchema = { description: 'A signed (EIP-712) price quote for this caller.', response: { 200: answers(QuoteView) } };
+  app.post<{ Params: { service_id: string } }>('/v1/quote/:service_id', { schema: quoteSchema }, async (request) => {
     const caller = callerOf(request).did;
     const body = bodyObject(request.body);
     const listing = await activeListing(deps.db, request.params.service_id);
@@ -33,7 +35,11 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
     return ok(await payments.quotes.create(listing, operation, caller, BigInt(units)));
   });
 
-  app.post<{ Params: { service_id: string } }>('/v1/invoke/:service_id', async (request, reply) => {
+  const invokeSchema = {
+    description: 'A paid call: hold-serve-capture (X-Ledger-Payment) or a voucher on a channel; 402 carries the terms.',
+    response: { 200: answers(CallAnswer) },
+  };
+  app.post<{ Params: { service_id: string } }>('/v1/invoke/:service_id', { schema: invokeSchema }, async (request, reply) => {
     const caller = callerOf(request).did;
     const body = bodyObject(request.body);
     if (body.args !== undefined && body.input !== undefined)
@@ -54,19 +60,23 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
     return ok(outcome.body);
   });
 
-  app.get<IdParams>('/v1/invocations/:id', async (request) => {
+  const invocationSchema = { description: 'One of the caller’s invocations, with its result once it succeeded.', response: { 200: answers(InvocationRecord) } };
+  app.get<IdParams>('/v1/invocations/:id', { schema: invocationSchema }, async (request) => {
     const row = await payments.receipts.invocationOf(callerOf(request).did, request.params.id);
     const stored = (row.response ?? {}) as { result?: unknown };
     return ok({ ...callerInvocationView(row), ...(row.status === 'succeeded' ? { result: stored.result } : {}), ...(row.error ? { error: row.error } : {}) });
   });
 
-  app.get<{ Params: { invocation_id: string } }>('/v1/receipts/:invocation_id', async (request) =>
+  const receiptSchema = { description: 'The EIP-712 receipt of an invocation.', response: { 200: answers(ReceiptView) } };
+  app.get<{ Params: { invocation_id: string } }>('/v1/receipts/:invocation_id', { schema: receiptSchema }, async (request) =>
     ok(await payments.receipts.forCaller(callerOf(request).did, request.params.invocation_id)),
   );
 
   for (const kind of ['channel', 'stream'] as const satisfies TabKind[]) {
     const base = `/v1/${kind}s`;
-    app.post(base, async (request, reply) => {
+    const tab = answers(TabView);
+    const openSchema = { description: `Open a ${kind} (a hold of its deposit); a replay of its key answers 200.`, response: { 200: tab, 201: tab } };
+    app.post(base, { schema: openSchema }, async (request, reply) => {
       const body = bodyObject(request.body);
       const opened = await withTerms(reply, () =>
         payments.tabs.open({
@@ -83,19 +93,24 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
       reply.code(opened.created ? 201 : 200);
       return ok(opened.view);
     });
-    app.get<IdParams>(`${base}/:id`, async (request) => {
+    app.get<IdParams>(`${base}/:id`, { schema: { description: `One of the caller’s ${kind}s.`, response: { 200: tab } } }, async (request) => {
       const live = await payments.tabs.live(callerOf(request).did, kind, request.params.id);
       return ok(payments.tabs.view(live));
     });
-    app.post<IdParams>(`${base}/:id/close`, async (request) => ok(await payments.tabDesk.close(callerOf(request).did, kind, request.params.id)));
+    const closeSchema = { description: `Close the ${kind}: capture what was spent, return the rest.`, response: { 200: tab } };
+    app.post<IdParams>(`${base}/:id/close`, { schema: closeSchema }, async (request) =>
+      ok(await payments.tabDesk.close(callerOf(request).did, kind, request.params.id)),
+    );
   }
 
-  app.post<IdParams>('/v1/streams/:id/settle', async (request) => {
+  const settleSchema = { description: 'Bill the units used so far of a stream session.', response: { 200: answers(StreamSettlement) } };
+  app.post<IdParams>('/v1/streams/:id/settle', { schema: settleSchema }, async (request) => {
     const body = bodyObject(request.body);
     return ok(await payments.tabDesk.settleStream(callerOf(request).did, request.params.id, { ...voucherOf(body), units: body.units }));
   });
 
-  app.post('/v1/vouchers/cosign', async (request) => {
+  const cosignSchema = { description: 'The marketplace’s co-signed statement of a tab.', response: { 200: answers(Cosigned) } };
+  app.post('/v1/vouchers/cosign', { schema: cosignSchema }, async (request) => {
     const body = bodyObject(request.body);
     const channel = optionalString(body, 'channel_id');
     const stream = optionalString(body, 'stream_id');

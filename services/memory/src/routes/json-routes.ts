@@ -1,7 +1,16 @@
+import { okSchema } from '@platform/kit/envelope';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import type { FastifyReply } from 'fastify';
 import type { ToolInvoker, ToolOutcome } from '../tools/invoke.ts';
+import { toolOutputs } from '../tools/outputs.ts';
+
+/** The route schema of a tool's answer: what `POST /v1/<tool>` and its REST spellings answer. */
+function answers(tool: string, description: string) {
+  const output = toolOutputs[tool as keyof typeof toolOutputs];
+  if (output === undefined) throw new Error(`the tool ${tool} declares no output schema in tools/outputs.ts`);
+  return { description, response: { 200: okSchema(output) } };
+}
 
 function send(reply: FastifyReply, outcome: ToolOutcome) {
   if (outcome.ok) return reply.send({ ok: true, data: outcome.result });
@@ -14,13 +23,20 @@ function send(reply: FastifyReply, outcome: ToolOutcome) {
  */
 export function registerJsonRoutes(app: ServiceApp, invoker: ToolInvoker): void {
   for (const tool of invoker.list()) {
-    app.post(`/v1/${tool.name}`, async (request, reply) => send(reply, await invoker.call(tool.name, request.body ?? {})));
+    app.post(`/v1/${tool.name}`, { schema: answers(tool.name, tool.description) }, async (request, reply) =>
+      send(reply, await invoker.call(tool.name, request.body ?? {})),
+    );
   }
-  app.get<{ Params: { id: string } }>('/v1/memories/:id', async (request, reply) => send(reply, await invoker.call('get', { id: request.params.id })));
-  app.get<{ Params: { id: string } }>('/v1/memories/:id/history', async (request, reply) =>
-    send(reply, await invoker.call('history', { id: request.params.id })),
+  app.get<{ Params: { id: string } }>('/v1/memories/:id', { schema: answers('get', 'One memory, whatever its status.') }, async (request, reply) =>
+    send(reply, await invoker.call('get', { id: request.params.id })),
   );
-  app.delete<{ Params: { id: string }; Querystring: { hard?: string; reason?: string } }>('/v1/memories/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>(
+    '/v1/memories/:id/history',
+    { schema: answers('history', 'The supersession chain of a memory.') },
+    async (request, reply) => send(reply, await invoker.call('history', { id: request.params.id })),
+  );
+  const forget = answers('forget', 'Forget a memory (?hard=true erases its content).');
+  app.delete<{ Params: { id: string }; Querystring: { hard?: string; reason?: string } }>('/v1/memories/:id', { schema: forget }, async (request, reply) => {
     const { hard, reason } = request.query;
     if (hard !== undefined && hard !== 'true' && hard !== 'false') throw invalidRequest('hard must be true or false', { field: 'hard' });
     return send(reply, await invoker.call('forget', { id: request.params.id, hard: hard === 'true', ...(reason === undefined ? {} : { reason }) }));

@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { Type } from 'typebox';
 import type { ToolInvoker } from '../tools/invoke.ts';
 
 export interface McpRouteOptions {
@@ -34,6 +35,11 @@ function mcpServer(options: McpRouteOptions): Server {
   return server;
 }
 
+const JsonRpcError = Type.Object(
+  { jsonrpc: Type.Literal('2.0'), error: Type.Object({ code: Type.Integer(), message: Type.String() }), id: Type.Null() },
+  { description: 'A JSON-RPC error' },
+);
+
 const methodNotAllowed = {
   jsonrpc: '2.0',
   error: { code: -32000, message: 'this server is stateless: POST JSON-RPC messages to /mcp; there is no stream to GET or session to DELETE' },
@@ -46,6 +52,17 @@ const methodNotAllowed = {
  */
 export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): void {
   app.post('/mcp', {
+    schema: {
+      description: 'MCP over Streamable HTTP (stateless): JSON-RPC messages in, their answers out as JSON or one SSE stream.',
+      response: {
+        200: {
+          description: 'The JSON-RPC answers, as the client’s Accept asks (MCP’s SDK transport writes them)',
+          content: { 'application/json': { schema: Type.Unknown() }, 'text/event-stream': { schema: Type.String() } },
+        },
+        202: Type.Unsafe<undefined>({ type: 'null', description: 'Only notifications or responses were sent: nothing to answer' }),
+        400: JsonRpcError,
+      },
+    },
     // A body that is not JSON is a JSON-RPC parse error, not the HTTP envelope.
     errorHandler: (error, _request, reply) => {
       const code = (error as { code?: unknown }).code;
@@ -66,6 +83,11 @@ export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): voi
     },
   });
   for (const method of ['GET', 'DELETE'] as const) {
-    app.route({ method, url: '/mcp', handler: async (_request, reply) => reply.status(405).header('allow', 'POST').send(methodNotAllowed) });
+    app.route({
+      method,
+      url: '/mcp',
+      schema: { description: 'Not offered: this server is stateless (no stream to GET, no session to DELETE).', response: { 405: JsonRpcError } },
+      handler: async (_request, reply) => reply.status(405).header('allow', 'POST').send(methodNotAllowed),
+    });
   }
 }

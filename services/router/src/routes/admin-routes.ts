@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { UserRow, UserState } from '../db/schema.ts';
 import { environmentUser } from './proxy-route.ts';
+import { answers, InviteView, UserView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** How long POST /admin/users waits for another instance's provisioning of the same user. */
@@ -73,6 +74,7 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
           },
           { additionalProperties: false },
         ),
+        response: { 200: answers(UserView), 201: answers(UserView) },
       },
       handler: async (request, reply) => {
         const id = request.body.idp_user_id.toLowerCase();
@@ -94,12 +96,16 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
     });
 
     scope.get('/admin/users/:id', {
-      schema: { description: 'One user row with its environment.', params: userIdParam },
+      schema: { description: 'One user row with its environment.', params: userIdParam, response: { 200: answers(UserView) } },
       handler: async (request) => ({ ok: true as const, data: await userView(await found(request.params.id.toLowerCase()), deps) }),
     });
 
     scope.delete('/admin/users/:id', {
-      schema: { description: 'Destroys the environment and its volume; the user becomes deleted (their requests get 410).', params: userIdParam },
+      schema: {
+        description: 'Destroys the environment and its volume; the user becomes deleted (their requests get 410).',
+        params: userIdParam,
+        response: { 200: answers(UserView) },
+      },
       handler: async (request) => {
         const id = request.params.id.toLowerCase();
         const row = await found(id);
@@ -110,7 +116,7 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
     });
 
     scope.post('/admin/users/:id/suspend', {
-      schema: { description: 'Stops the environment; the user’s requests get 451 until restored.', params: userIdParam },
+      schema: { description: 'Stops the environment; the user’s requests get 451 until restored.', params: userIdParam, response: { 200: answers(UserView) } },
       handler: async (request) => {
         const id = request.params.id.toLowerCase();
         const moved = await move(id, 'suspended', ['active', 'suspended'], 'only an active user can be suspended');
@@ -120,7 +126,11 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
     });
 
     scope.post('/admin/users/:id/restore', {
-      schema: { description: 'Makes a suspended user active again (the environment starts on their next request).', params: userIdParam },
+      schema: {
+        description: 'Makes a suspended user active again (the environment starts on their next request).',
+        params: userIdParam,
+        response: { 200: answers(UserView) },
+      },
       handler: async (request) => {
         const moved = await move(request.params.id.toLowerCase(), 'active', ['suspended', 'active'], 'only a suspended user can be restored');
         return { ok: true as const, data: await userView(moved, deps) };
@@ -138,6 +148,7 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
           },
           { additionalProperties: false },
         ),
+        response: { 201: answers(InviteView) },
       },
       handler: async (request, reply) => {
         const expiresIn = request.body.expires_in_seconds;
@@ -152,7 +163,11 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
     });
 
     scope.get('/admin/invites', {
-      schema: { description: 'Invite codes, newest first.', querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) }) },
+      schema: {
+        description: 'Invite codes, newest first.',
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) }),
+        response: { 200: answers(Type.Object({ invites: Type.Array(InviteView) })) },
+      },
       handler: async (request) => ({ ok: true as const, data: { invites: (await deps.invites.list(request.query.limit ?? 100)).map(inviteView) } }),
     });
   });

@@ -1,6 +1,9 @@
+import { okSchema } from '@platform/kit/envelope';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { nonJsonResponse, nullable } from '@platform/kit/wire-schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { type ConsoleFile, loadConsoleFiles, pickEncoding } from '../console/console-files.ts';
 import { consoleHeaders, originOf } from '../console/console-headers.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -37,10 +40,30 @@ export function registerConsoleRoutes(app: ServiceApp, deps: RouteDeps): void {
     return reply.send(body);
   };
 
-  app.get('/console', { schema: { description: 'Redirects to the console at /console/.' } }, (_request, reply) => reply.redirect('/console/', 308));
+  app.get(
+    '/console',
+    { schema: { description: 'Redirects to the console at /console/.', response: { 308: Type.Null({ description: 'Location: /console/' }) } } },
+    async (_request, reply) => {
+      await reply.redirect('/console/', 308);
+    },
+  );
 
   app.get('/console/config.json', {
-    schema: { description: 'The console’s sign-in settings: the identity provider’s endpoints and the public client it signs in as.' },
+    schema: {
+      description: 'The console’s sign-in settings: the identity provider’s endpoints and the public client it signs in as.',
+      response: {
+        200: okSchema(
+          Type.Object({
+            client_id: Type.String(),
+            scope: Type.String(),
+            resource: nullable(Type.String({ description: 'The audience the tokens are asked for' })),
+            authorization_endpoint: Type.String(),
+            token_endpoint: Type.String(),
+            redirect_path: Type.String(),
+          }),
+        ),
+      },
+    },
     handler: async (_request, reply) => {
       if (deps.verifier === undefined)
         throw new ServiceError('unavailable', 'no identity provider is configured: set IDP_URL (and ROUTER_IDP_AUDIENCE)', { retryable: false });
@@ -62,7 +85,10 @@ export function registerConsoleRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   app.get('/console/*', {
-    schema: { description: 'The console’s page and its assets (no token: the page signs in itself).' },
+    schema: {
+      description: 'The console’s page and its assets (no token: the page signs in itself).',
+      response: { 200: nonJsonResponse('text/html', 'The page, or the asset by its own type (JavaScript, CSS, SVG), compressed as the browser accepts') },
+    },
     handler: async (request, reply) => {
       const path = (request.params as { '*': string })['*'];
       return send(request, reply, path === '' ? 'index.html' : path);

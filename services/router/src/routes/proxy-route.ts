@@ -7,6 +7,7 @@ import { corsHeaders } from '../http/cors.ts';
 import { forward } from '../proxy/forward.ts';
 import { authenticate, withRetryAfter } from './authenticate.ts';
 import { isPublicRead, type PublicRead } from './public-reads.ts';
+import { passedThrough } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 export function environmentUser(row: UserRow): EnvironmentUser {
@@ -99,7 +100,11 @@ export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps):
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    scope.all('/*', async (request, reply) => {
+    const schema = {
+      description: 'Everything else goes to the caller’s daemon (or /gw to the gateway), once the JWT is checked and the environment is awake.',
+      response: { '2xx': passedThrough, '3xx': passedThrough },
+    };
+    scope.all('/*', { schema }, async (request, reply) => {
       try {
         await proxy(request, reply, deps);
       } catch (error) {

@@ -1,8 +1,10 @@
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { nullable, uuid } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import { normalizeInviteCode } from '../invites/invites.repository.ts';
 import { authenticate } from './authenticate.ts';
+import { answers, healthResponses } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 const redemptionRefusals = {
@@ -15,6 +17,7 @@ const redemptionRefusals = {
 export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
   // Liveness: pings the database; 503 when it is unreachable.
   app.get('/healthz', {
+    schema: { description: 'Liveness: the router and its database.', response: healthResponses({ version: Type.Optional(Type.String()) }) },
     handler: async (_request, reply) => {
       const db = await deps.ping();
       if (!db)
@@ -26,10 +29,30 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   // The router's version (no token).
-  app.get('/v/version', { handler: async () => ({ ok: true as const, data: { service: 'router', version: deps.version, provider: deps.provider.name } }) });
+  const versionSchema = {
+    description: 'The router’s version and environment provider (no token).',
+    response: { 200: answers(Type.Object({ service: Type.String(), version: Type.String(), provider: Type.String() })) },
+  };
+  app.get('/v/version', {
+    schema: versionSchema,
+    handler: async () => ({ ok: true as const, data: { service: 'router', version: deps.version, provider: deps.provider.name } }),
+  });
 
   // The caller's account: state and whether an invite was redeemed.
   app.get('/v/me', {
+    schema: {
+      description: 'The caller’s account: its state and whether an invite was redeemed.',
+      response: {
+        200: answers(
+          Type.Object({
+            user_id: uuid(),
+            state: nullable(Type.String({ description: 'null before the account exists' })),
+            invited: Type.Boolean(),
+            handle: nullable(Type.String()),
+          }),
+        ),
+      },
+    },
     handler: async (request, reply) => {
       const userId = await authenticate(request, reply, deps);
       const row = await deps.directory.get(userId);
@@ -49,6 +72,11 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
     schema: {
       description: 'Redeems an invite code for the calling user (once per user); the first request after it provisions their environment.',
       body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      response: {
+        200: answers(
+          Type.Object({ user_id: uuid(), redeemed: Type.Literal(true), already: Type.Boolean({ description: 'This user had redeemed one before' }) }),
+        ),
+      },
     },
     handler: async (request, reply) => {
       const userId = await authenticate(request, reply, deps);

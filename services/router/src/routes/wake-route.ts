@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { requireBearer } from './admin-routes.ts';
 import { withRetryAfter } from './authenticate.ts';
 import { environmentUser, readyAndActive } from './proxy-route.ts';
+import { daemonWakeAnswer } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** The scheduler's wake body (services/scheduler/README.md, Wake delivery). */
@@ -33,7 +34,12 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN');
     scope.post('/internal/wake', {
-      schema: { description: 'Delivers a scheduler wake to the user’s daemon.', body: wakeBody },
+      schema: {
+        description: 'Delivers a scheduler wake to the user’s daemon; answers as the daemon did (202 taken, 200 a repeat).',
+        body: wakeBody,
+        // The daemon's answer goes on as it came (text), whatever its status: described, never serialised here.
+        response: { default: daemonWakeAnswer },
+      },
       handler: async (request, reply) => {
         const key = request.headers['idempotency-key'];
         if (typeof key !== 'string' || key === '') throw invalidRequest('Idempotency-Key is required (the scheduler sends <alarm_id>:<scheduled_for>)');

@@ -1,24 +1,25 @@
+import { isoTime, nullable, uuid } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import type { AlarmRow } from '../db/schema.ts';
 
 /** The alarm as callers see it; the owner DID and the dispatcher's bookkeeping stay inside. */
 export const AlarmView = Type.Object({
-  id: Type.String({ format: 'uuid' }),
+  id: uuid(),
   label: Type.String(),
   kind: Type.Union([Type.Literal('once'), Type.Literal('cron')]),
   cron_expr: Type.String(),
   timezone: Type.String(),
-  next_fire_at: Type.String({ description: 'ISO 8601 UTC' }),
+  next_fire_at: isoTime('When it fires next'),
   conversation_id: Type.String(),
   wake_message: Type.String(),
-  payload: Type.Record(Type.String(), Type.Unknown()),
+  payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The opaque object delivered on wake' }),
   status: Type.Union([Type.Literal('active'), Type.Literal('fired'), Type.Literal('cancelled'), Type.Literal('failed')]),
   idempotency_key: Type.String(),
   max_failures: Type.Integer(),
   failure_count: Type.Integer(),
   last_error: Type.String(),
-  created_at: Type.String(),
-  last_fired_at: Type.Union([Type.String(), Type.Null()]),
+  created_at: isoTime(),
+  last_fired_at: nullable(isoTime()),
 });
 
 export function alarmView(row: AlarmRow) {

@@ -1,7 +1,9 @@
 import { okSchema } from '@platform/kit/envelope';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { principalOf } from '@platform/kit/http/principal';
+import { isoTime, uuid } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
+import { AlarmView } from '../alarms/alarm-view.ts';
 import { createAlarm } from '../alarms/create-alarm.ts';
 import { alarmLimits as limits } from '../alarms/limits.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -28,7 +30,7 @@ export function registerCreateAlarm(app: ServiceApp, deps: RouteDeps): void {
     schema: {
       description: 'Create an alarm for the calling agent (or return the one its idempotency key names).',
       body: CreateAlarmBody,
-      response: { 200: okSchema(Type.Object({ id: Type.String(), next_fire_at: Type.String(), status: Type.String() })) },
+      response: { 200: okSchema(Type.Object({ id: uuid(), next_fire_at: isoTime(), status: AlarmView.properties.status })) },
     },
     handler: async (request) => {
       const row = await createAlarm(deps.repository, deps.clock, principalOf(request), request.body);

@@ -1,15 +1,29 @@
 import { safeEqual } from '@platform/kit/auth/safe-equal';
+import { okSchema } from '@platform/kit/envelope';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import { payoutBindingMessage } from '@platform/kit/payout-binding';
+import { did, evmAddress, hex32, nullable, untyped } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import { checkPayoutBinding } from '../accounts/payout-binding.ts';
 import { accountHash } from '../balances/balance-tree.ts';
 import { emptyAccountView } from '../ledger/views.ts';
 import { tokenDid } from './authorise.ts';
 import { AmountText, amountInput, didInput } from './inputs.ts';
+import { AccountView, BatchView, MovementResults } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
+
+const FaucetResult = untyped(
+  Type.Union([
+    MovementResults.deposit,
+    Type.Object(
+      { deposit: Type.Null(), status: Type.Literal('awaiting_confirmations') },
+      { description: 'On a live chain, the deposit is sent but not yet deep enough to credit' },
+    ),
+    Type.Object({ deposit: Type.Null(), tx_hash: hex32(), status: Type.Literal('awaiting_credit') }, { description: 'Confirmed, not yet credited' }),
+  ]),
+);
 
 /** The principal's own account: balance, deposit instructions, payout binding, force-settle, dev faucet. */
 export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: boolean }): void {
@@ -17,6 +31,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
 
   // The caller's balance, held amount, escrow bound and payout address (zeros before the first credit).
   app.get('/v1/balance', {
+    schema: { description: 'The caller’s balance, held amount, escrow bound and payout address.', response: { 200: okSchema(AccountView) } },
     handler: async (request) => {
       const did = tokenDid(request);
       return { ok: true as const, data: (await reads.account(did)) ?? emptyAccountView(did) };
@@ -26,6 +41,23 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
   // Where to deposit and the DID claim the vault deposit must carry. Asking registers the claim: the vault's events
   // name the account by hash only, and this is how the watcher learns which DID a hash is.
   app.get('/v1/deposit', {
+    schema: {
+      description: 'Where and how to deposit on chain; asking registers the DID’s claim so the watcher credits it.',
+      response: {
+        200: okSchema(
+          Type.Object({
+            chain_id: Type.Integer(),
+            vault_address: nullable(evmAddress()),
+            token_address: nullable(evmAddress()),
+            token_decimals: Type.Integer(),
+            did: did(),
+            claim: Type.Object({ account: hex32('keccak256 of the DID'), call: Type.String(), did_hash: hex32('What the vault deposit must carry') }),
+            steps: Type.Array(Type.String()),
+            confirmations: untyped(nullable(Type.Integer({ description: 'How deep a deposit must be before it is credited (live chain)' }))),
+          }),
+        ),
+      },
+    },
     handler: async (request) => {
       const did = tokenDid(request);
       await chain.registerClaim(did);
@@ -53,6 +85,11 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
         { address: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 200, description: 'personal_sign over the binding message' }) },
         { additionalProperties: false },
       ),
+      response: {
+        200: okSchema(
+          untyped(Type.Object({ did: did(), payout_address: evmAddress(), message: Type.String({ description: 'The binding text that was signed' }) })),
+        ),
+      },
     },
     handler: async (request) => {
       const did = tokenDid(request);
@@ -65,6 +102,10 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
 
   // Close the open window into a batch now (no batch when the window is empty).
   app.post('/v1/settle', {
+    schema: {
+      description: 'Close the open window into a batch now; no batch when the window is empty.',
+      response: { 200: okSchema(untyped(Type.Object({ closed: Type.Boolean(), batch: nullable(BatchView) }))) },
+    },
     handler: async (request) => {
       tokenDid(request);
       return { ok: true as const, data: await sequencer.submit({ kind: 'close', reason: 'settle' }) };
@@ -76,6 +117,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
       schema: {
         description: 'SETTLEMENT_DEV only: credit the caller: a vault deposit on a live chain, a recorded one without.',
         body: Type.Object({ amount: AmountText }, { additionalProperties: false }),
+        response: { 200: okSchema(FaucetResult) },
       },
       handler: async (request) => {
         const did = tokenDid(request);
@@ -104,6 +146,7 @@ export function registerOperatorRoutes(app: ServiceApp, deps: RouteDeps & { oper
         },
         { additionalProperties: false },
       ),
+      response: { 200: okSchema(untyped(MovementResults.deposit)) },
     },
     handler: async (request) => {
       if (deps.operatorToken === '') throw new ServiceError('forbidden', 'operator routes are disabled: SETTLEMENT_OPERATOR_TOKEN is not set');

@@ -1,9 +1,11 @@
+import { okSchema } from '@platform/kit/envelope';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { maxIntentWireLength } from '@platform/kit/settlement-intent';
 import { Type } from 'typebox';
 import { type Authorisation, agreeWithIntent, authorise, tokenDid } from './authorise.ts';
 import { AmountText, amountInput, DidText, didInput, IdempotencyKey, idempotencyClaim, Ref, uuidInput } from './inputs.ts';
+import { MovementResults } from './responses.ts';
 import type { MovementDeps } from './route-deps.ts';
 
 const Intent = Type.String({
@@ -43,6 +45,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
     schema: {
       description: 'Pay another agent by DID; answers the seq of the signed receipt.',
       body: Type.Object(transferFields, { additionalProperties: false }),
+      response: { 200: okSchema(MovementResults.pay) },
     },
     handler: async (request) => {
       const body = request.body;
@@ -77,6 +80,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
         },
         { additionalProperties: false },
       ),
+      response: { 200: okSchema(MovementResults.hold) },
     },
     handler: async (request) => {
       const body = request.body;
@@ -104,6 +108,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
       description: 'The beneficiary takes up to the held amount; the rest returns to the payer.',
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
       body: Type.Object({ amount: Type.Optional(AmountText), idempotency_key: Type.Optional(IdempotencyKey) }, { additionalProperties: false }),
+      response: { 200: okSchema(MovementResults.capture) },
     },
     handler: async (request) => {
       const holdId = uuidInput(request.params.id, 'id');
@@ -120,6 +125,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
       description: 'Return the held amount to the payer: the beneficiary at any time, the payer after expiry.',
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
       body: Type.Object({ idempotency_key: Type.Optional(IdempotencyKey) }, { additionalProperties: false }),
+      response: { 200: okSchema(MovementResults.release) },
     },
     handler: async (request) => {
       const holdId = uuidInput(request.params.id, 'id');
@@ -141,6 +147,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
         },
         { additionalProperties: false },
       ),
+      response: { 200: okSchema(MovementResults.withdraw) },
     },
     handler: async (request) => {
       const body = request.body;

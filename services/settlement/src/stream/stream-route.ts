@@ -1,5 +1,6 @@
 import { invalidRequest } from '@platform/kit/errors';
 import { openSseSink } from '@platform/kit/http/sse';
+import { nonJsonResponse } from '@platform/kit/wire-schemas';
 import type { FastifyInstance } from 'fastify';
 import type { EventHub } from './event-hub.ts';
 
@@ -29,7 +30,13 @@ export function registerStreamRoute(app: FastifyInstance, deps: { hub: EventHub 
   app.addHook('preClose', () => deps.hub.stop());
   app.get<{ Querystring: { last_event_id?: string } }>(
     '/v1/stream',
-    { schema: { querystring: { type: 'object', properties: { last_event_id: { type: 'string' } } } } },
+    {
+      schema: {
+        description: 'The public stream of transfer and anchor events (SSE); Last-Event-ID resumes after an event.',
+        querystring: { type: 'object', properties: { last_event_id: { type: 'string' } } },
+        response: { 200: nonJsonResponse('text/event-stream', 'One `transfer` or `anchor` event per message, its id the event id') },
+      },
+    },
     async (request, reply) => {
       const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.last_event_id);
       // Throws 503 before anything is written when full, so the refusal is still an envelope.
