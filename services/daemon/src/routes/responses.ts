@@ -112,6 +112,7 @@ export const Health = Type.Object({
   version: Type.String(),
   walking: Type.Boolean(),
   busy: Type.Boolean(),
+  working: Type.Boolean({ description: 'An intent walking or queued, or a wake’s turn running: the router does not stop it as idle' }),
   intents: Type.Integer(),
   broker: Type.Record(Type.String(), Type.Integer(), { description: 'The live-event broker: subscribers, drops, buffer sizes' }),
 });
@@ -129,6 +130,7 @@ export const Me = Type.Object({
     contracts: link,
     scheduler: link,
     settlement: link,
+    marketplace: link,
     mcp_servers: Type.Array(Type.Object({ name: Type.String() }, { additionalProperties: true, description: 'Each MCP server and how it is reached' })),
   }),
   settings: Type.Object({
