@@ -111,7 +111,10 @@ async function mcp(name: 'contracts' | 'connector'): Promise<number> {
       name === 'contracts'
         ? await (await import('../../services/contracts/src/mcp-stdio.ts')).runStdio(process.env)
         : await (await import('../../services/connector/src/mcp/proxy.ts')).runProxy(process.env);
-    process.once('SIGINT', () => void server.close());
+    // Run by a client (stdin a pipe), the end of stdin is the stop: the client stops us in its turn, and we stop when
+    // it dies. A terminal's Ctrl-C reaches its whole process group, client included, and must not end us first.
+    if (process.stdin.isTTY) process.once('SIGINT', () => void server.close());
+    else process.on('SIGINT', () => undefined);
     process.once('SIGTERM', () => void server.close());
     await server.closed;
     return 0;

@@ -180,6 +180,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     if (settlement !== undefined && !env.ROUTER_SETTLEMENT_URL) own.ROUTER_SETTLEMENT_URL = settlement;
     if (!env.ROUTER_MARKETPLACE_URL) own.ROUTER_MARKETPLACE_URL = marketplaceUrl(env);
   }
+  // No daemon the router starts may outlive `up`, even one killed hard (adoption is for a router on its own).
+  if (name === 'router' && !env.ROUTER_DAEMONS_EXIT_WITH_ROUTER) own.ROUTER_DAEMONS_EXIT_WITH_ROUTER = 'true';
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));
