@@ -1,4 +1,5 @@
 import { delegateCommand } from './delegate-command.ts';
+import { parseInstances } from './instances.ts';
 import { journalCommand } from './journal-command.ts';
 import { secretCommand } from './secret-command.ts';
 import { findService, serviceNames } from './services.ts';
@@ -9,6 +10,8 @@ const usage = `Usage: platform <command>
 
 Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
+  up --instances scheduler=3,settlement=2
+                   several instances of those, each a process of its own, on one PostgreSQL (DATABASE_URL)
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
   mcp connector    the connector's tools over stdio, called through the connector service (PLATFORM_CONNECTOR_URL,
@@ -54,8 +57,7 @@ async function run(args: readonly string[]): Promise<number | undefined> {
       console.log(usage);
       return 0;
     case 'up':
-      if (rest.length > 0) return usageError(`unexpected argument "${rest[0]}"`);
-      return up(process.env);
+      return upCommand(rest);
     case 'serve':
       if (rest.length !== 1 || rest[0] === undefined) return usageError('serve takes exactly one service name');
       return serve(rest[0]);
@@ -102,6 +104,17 @@ async function serve(name: string): Promise<number | undefined> {
     return 1;
   }
   return undefined;
+}
+
+/** `up [--instances <service>=<n>,…]`. */
+function upCommand(args: readonly string[]): Promise<number> | number {
+  if (args.length === 0) return up(process.env);
+  if (args[0] !== '--instances' || args.length !== 2) return usageError(`unexpected argument "${args[0]}"`);
+  try {
+    return up(process.env, parseInstances(args[1] as string));
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
 }
 
 /** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */

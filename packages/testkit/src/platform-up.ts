@@ -57,6 +57,8 @@ export interface PlatformOptions {
   dataDir?: string;
   /** Runs on a fresh PostgreSQL database made next to this URL (dropped by `stop`) instead of PGlite. */
   postgresAdminUrl?: string;
+  /** Arguments after `up` (e.g. `--instances scheduler=3`). */
+  args?: readonly string[];
   /** How long `up` may take to print its ready message (default 180 s: a shared 2-core machine is slow). */
   readyTimeoutMs?: number;
 }
@@ -88,7 +90,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   };
-  const child = spawn(process.execPath, [platformBin, 'up'], {
+  const child = spawn(process.execPath, [platformBin, 'up', ...(options.args ?? [])], {
     cwd: join(platformBin, '..', '..', '..'),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
