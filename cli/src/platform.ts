@@ -1,4 +1,5 @@
 import { delegateCommand } from './delegate-command.ts';
+import { parseInstances } from './instances.ts';
 import { journalCommand } from './journal-command.ts';
 import { secretCommand } from './secret-command.ts';
 import { findService, serviceNames } from './services.ts';
@@ -9,6 +10,8 @@ const usage = `Usage: platform <command>
 
 Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
+  up --instances scheduler=3,settlement=2
+                   several instances of those, each a process of its own, on one PostgreSQL (DATABASE_URL)
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
   mcp connector    the connector's tools over stdio, called through the connector service (PLATFORM_CONNECTOR_URL,
@@ -54,8 +57,7 @@ async function run(args: readonly string[]): Promise<number | undefined> {
       console.log(usage);
       return 0;
     case 'up':
-      if (rest.length > 0) return usageError(`unexpected argument "${rest[0]}"`);
-      return up(process.env);
+      return upCommand(rest);
     case 'serve':
       if (rest.length !== 1 || rest[0] === undefined) return usageError('serve takes exactly one service name');
       return serve(rest[0]);
@@ -104,6 +106,17 @@ async function serve(name: string): Promise<number | undefined> {
   return undefined;
 }
 
+/** `up [--instances <service>=<n>,…]`. */
+function upCommand(args: readonly string[]): Promise<number> | number {
+  if (args.length === 0) return up(process.env);
+  if (args[0] !== '--instances' || args.length !== 2) return usageError(`unexpected argument "${args[0]}"`);
+  try {
+    return up(process.env, parseInstances(args[1] as string));
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+}
+
 /** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */
 async function mcp(name: 'contracts' | 'connector'): Promise<number> {
   try {
@@ -111,7 +124,10 @@ async function mcp(name: 'contracts' | 'connector'): Promise<number> {
       name === 'contracts'
         ? await (await import('../../services/contracts/src/mcp-stdio.ts')).runStdio(process.env)
         : await (await import('../../services/connector/src/mcp/proxy.ts')).runProxy(process.env);
-    process.once('SIGINT', () => void server.close());
+    // Run by a client (stdin a pipe), the end of stdin is the stop: the client stops us in its turn, and we stop when
+    // it dies. A terminal's Ctrl-C reaches its whole process group, client included, and must not end us first.
+    if (process.stdin.isTTY) process.once('SIGINT', () => void server.close());
+    else process.on('SIGINT', () => undefined);
     process.once('SIGTERM', () => void server.close());
     await server.closed;
     return 0;

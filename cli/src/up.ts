@@ -5,6 +5,7 @@ import type { StartedService } from '@platform/kit/lifecycle';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
 import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
+import { checkInstancesSettings, startInstances } from './instances.ts';
 import { rootSecret, secretsFor } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -14,7 +15,7 @@ import { findService, type ServiceEntry, services } from './services.ts';
  * SIGINT/SIGTERM; then stops them, each before the services it depends on. Their shared secrets are derived from one
  * root secret (platform-secrets.ts), so nothing starts open. A second signal exits at once. Resolves to the exit code.
  */
-export async function up(env: Env): Promise<number> {
+export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map()): Promise<number> {
   let stopRequested = false;
   const { promise: signalled, resolve } = Promise.withResolvers<NodeJS.Signals>();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -35,12 +36,13 @@ export async function up(env: Env): Promise<number> {
   await ensureConsoleBuild();
   let root: ReturnType<typeof rootSecret>;
   try {
+    checkInstancesSettings(instances, env);
     root = rootSecret(env);
   } catch (error) {
     console.error(`platform up: ${describeError(error)}`);
     return 1;
   }
-  const { started, ...result } = await startAll(await withConsoleOrigins(await withPlannedAddresses(env)), root.key, () => stopRequested);
+  const { started, ...result } = await startAll(await withConsoleOrigins(await withPlannedAddresses(env)), root.key, () => stopRequested, instances);
   let failure = result.failure;
   const identity = started.find((service) => service.name === 'identity');
   const router = started.find((service) => service.name === 'router');
@@ -54,7 +56,7 @@ export async function up(env: Env): Promise<number> {
     return 1;
   }
   if (!stopRequested) {
-    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name));
+    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name || service.name.startsWith(`${entry.name}-`)));
     console.log(readyMessage(env, rows));
     await signalled;
   }
@@ -67,7 +69,7 @@ export async function up(env: Env): Promise<number> {
  * reverse stops every service before those it depends on. On a failure nothing new starts; what is already
  * starting finishes, so that it can be stopped.
  */
-async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
+async function startAll(env: Env, root: Buffer, stopRequested: () => boolean, instances: ReadonlyMap<string, number>) {
   const started: StartedService[] = [];
   let failure: { name: string; error: unknown } | undefined;
   // A service `up` does not run under these settings (the development identity provider in production) is `skipped`:
@@ -89,6 +91,9 @@ async function startAll(env: Env, root: Buffer, stopRequested: () => boolean) {
             needed.filter((service): service is StartedService => service !== undefined && service !== skipped),
           );
           const secrets = secretsFor(entry.name, root, env, own.DATA_DIR ?? join('.data', entry.name));
+          const count = instances.get(entry.name) ?? 1;
+          // Several instances each run as a process of their own (`platform serve`), as on several machines.
+          if (count > 1) return await startInstances(entry.name, count, { ...own, ...secrets }, started);
           const service = await start({ ...own, ...secrets }, { handleSignals: false });
           started.push(service);
           return service;
@@ -180,6 +185,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     if (settlement !== undefined && !env.ROUTER_SETTLEMENT_URL) own.ROUTER_SETTLEMENT_URL = settlement;
     if (!env.ROUTER_MARKETPLACE_URL) own.ROUTER_MARKETPLACE_URL = marketplaceUrl(env);
   }
+  // No daemon the router starts may outlive `up`, even one killed hard (adoption is for a router on its own).
+  if (name === 'router' && !env.ROUTER_DAEMONS_EXIT_WITH_ROUTER) own.ROUTER_DAEMONS_EXIT_WITH_ROUTER = 'true';
   // The router trusts the development identity provider `up` started (only when IDP_URL names none).
   const identity = started.find((service) => service.name === 'identity');
   if (name === 'router' && identity !== undefined && !env.IDP_URL) Object.assign(own, routerIdentitySettings(identity));

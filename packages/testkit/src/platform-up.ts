@@ -35,13 +35,19 @@ export interface RunningPlatform {
   /** The processes `up` runs below it right now (as `ps` shows them): the chain node, the router's daemons, … */
   processes(): { pid: number; command: string }[];
   /**
-   * Ctrl-C: SIGINT, then waits for `up` to exit and for every process it had started (the local chain node, the
+   * Ctrl-C: SIGINT to `up`'s process group (as a terminal sends it: `up` runs in a group of its own, like a shell's
+   * job, and every child it did not move out of the group gets it too), then waits for `up` to exit and for every process it had started (the local chain node, the
    * router's daemons, their MCP children) to be gone. Resolves with `up`'s exit code; rejects naming any process
    * that outlived it (they are killed then). Removes the data folder (unless it was given) and the database it made.
    */
   stop(): Promise<number | null>;
   /** SIGKILL to `up` and everything it started (a failed test's cleanup); never throws. */
   kill(): Promise<void>;
+  /**
+   * SIGKILL to `up` alone (a crash): resolves, once it has exited, with the processes it had started, left to
+   * stop on their own. The data folder and database are kept (`kill` removes them).
+   */
+  crash(): Promise<{ pid: number; command: string }[]>;
 }
 
 export interface PlatformOptions {
@@ -51,6 +57,8 @@ export interface PlatformOptions {
   dataDir?: string;
   /** Runs on a fresh PostgreSQL database made next to this URL (dropped by `stop`) instead of PGlite. */
   postgresAdminUrl?: string;
+  /** Arguments after `up` (e.g. `--instances scheduler=3`). */
+  args?: readonly string[];
   /** How long `up` may take to print its ready message (default 180 s: a shared 2-core machine is slow). */
   readyTimeoutMs?: number;
 }
@@ -82,7 +90,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   };
-  const child = spawn(process.execPath, [platformBin, 'up'], { cwd: join(platformBin, '..', '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [platformBin, 'up', ...(options.args ?? [])], {
+    cwd: join(platformBin, '..', '..', '..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   running.add(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   void exited.then(() => running.delete(child));
@@ -112,12 +125,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
   }
   const stop = async () => {
     const tree = descendants(child.pid ?? 0);
-    child.kill('SIGINT');
+    signal(-(child.pid ?? 0), 'SIGINT');
     const code = await withTimeout(exited, 60_000, 'platform up to stop after SIGINT').catch(async (error: Error) => {
       await kill();
       throw error;
     });
-    const left = await outlived(tree, 20_000);
+    // What it started, and anything else still in its process group (both must be gone).
+    const left = await outlived([...new Set([...tree, ...groupMembers(child.pid ?? 0)])], 20_000);
     await cleanUp();
     if (left.length > 0) throw new Error(`platform up exited (${code}) but left running: ${left.join('; ')}\nstderr:\n${stderr}`);
     return code;
@@ -131,6 +145,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
     processes: () => processesBelow(child),
     stop,
     kill,
+    async crash() {
+      const tree = processesBelow(child);
+      signal(child.pid ?? 0, 'SIGKILL');
+      await exited;
+      return tree;
+    },
   };
 }
 
@@ -218,25 +238,38 @@ function descendants(root: number): number[] {
   return found;
 }
 
-/** State and parent of a process, or undefined once it is gone. */
-function processStat(pid: number): { state: string; ppid: number } | undefined {
+/** The live processes of a process group, from /proc. */
+function groupMembers(group: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      const stat = processStat(pid);
+      return stat !== undefined && stat.state !== 'Z' && stat.pgrp === group;
+    });
+}
+
+/** State, parent and process group of a process, or undefined once it is gone. */
+function processStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may hold spaces: the fields after its last `)` are fixed.
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: state ?? '', ppid: Number(ppid) };
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: state ?? '', ppid: Number(ppid), pgrp: Number(pgrp) };
   } catch {
     return undefined;
   }
 }
 
-const alive = (pid: number): boolean => {
+/** Whether a process is running (not gone, not a zombie), read from /proc. */
+export const alive = (pid: number): boolean => {
   const stat = processStat(pid);
   return stat !== undefined && stat.state !== 'Z';
 };
 
+/** A signal to a process, or to a process group for a negative id. */
 function signal(pid: number, name: NodeJS.Signals): void {
-  if (pid <= 0) return;
+  if (pid === 0 || pid === -1) return;
   try {
     process.kill(pid, name);
   } catch {

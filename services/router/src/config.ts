@@ -25,6 +25,11 @@ export interface ProcessProviderSettings {
   readonly daemonEnv: Readonly<Record<string, string>>;
   /** Stop every daemon when the router stops (otherwise they run on, and a restarted router adopts them). */
   readonly stopOnExit: boolean;
+  /**
+   * Daemons also stop when the router dies without stopping them (a crash, SIGKILL), instead of waiting to be adopted:
+   * for a router that is part of a larger process tree (`platform up`), which must leave no process behind.
+   */
+  readonly exitWithRouter: boolean;
 }
 
 export interface FlySettings {
@@ -231,6 +236,7 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
       volumesDir: read.string(env, 'ROUTER_VOLUMES_DIR', `${base.dataDir}/volumes`),
       daemonEnv: Object.freeze(daemonEnv(env)),
       stopOnExit: read.boolean(env, 'ROUTER_STOP_DAEMONS_ON_EXIT', true),
+      exitWithRouter: read.boolean(env, 'ROUTER_DAEMONS_EXIT_WITH_ROUTER', false),
     }),
     fly: fly(env),
     console: Object.freeze({

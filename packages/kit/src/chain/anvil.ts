@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { spawnBound } from '../bound-children.ts';
 
 /** A development chain this process started, and how to stop it. */
 export interface LocalNode {
@@ -34,11 +35,15 @@ export interface AnvilOptions {
   logger: Logger;
 }
 
-/** Starts anvil and resolves once it listens, with the URL it listens on. */
+/**
+ * Starts anvil and resolves once it listens, with the URL it listens on. The node is bound to this process
+ * (bound-children.ts): a Ctrl-C meant for this process's group leaves it running until `stop` (the services using it
+ * stop first), and it never outlives this process.
+ */
 export function startAnvil(options: AnvilOptions): Promise<LocalNode> {
   const args = ['--host', options.host, '--port', String(options.port), '--chain-id', String(options.chainId)];
   if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '30');
-  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnBound(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {

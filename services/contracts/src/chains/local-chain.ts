@@ -1,15 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnvil } from '@platform/kit/chain/anvil';
+import { ConfigError } from '@platform/kit/config';
 import type { Logger } from 'pino';
-import { createPublicClient, http } from 'viem';
+import { createPublicClient, type Hex, http } from 'viem';
 import type { ChainSettings } from '../config.ts';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
+/** The chain this data folder's deployments (and settlement's and the marketplace's, beside it) live on. */
+export const chainMarkerFile = 'local-chain.json';
+
+interface ChainIdentity {
+  chainId: number;
+  /**
+   * Block 0's hash: a node restarted from its state file keeps it, a new node has a new one, but only to the second
+   * (its timestamp; the rest is anvil's defaults).
+   */
+  genesisHash: Hex;
+  /** On a node this engine started: random bytes it stored at {@link markerAddress}, which no other node holds. */
+  marker?: Hex;
+}
+
+/** Where a node this engine starts keeps its marker (slot 0): an address nothing deploys to. */
+const markerAddress = '0x000000000000000000000000000000000000c4a1';
+
 /**
  * Makes sure the local development chain answers: a node already serving CONTRACTS_LOCAL_RPC_URL is used as it is;
  * otherwise, with CONTRACTS_LOCAL_NODE=anvil and a loopback URL, anvil is started there with its state kept in
- * DATA_DIR/anvil-state.json. A failure is logged, not fatal: compile and test work without a chain.
+ * DATA_DIR/anvil-state.json. A failure to start is logged, not fatal: compile and test work without a chain.
+ *
+ * Whichever node it is, its identity (chain id, genesis hash) is recorded in DATA_DIR/local-chain.json the first time;
+ * later, a node answering there that is another chain (someone else's node on the port: its remembered deployments are
+ * not there) is refused with a ConfigError naming the setting, rather than used. A node this engine starts itself is
+ * its own: when its state was lost (a new genesis), the record is replaced, and the services that deploy on it redeploy.
  * Returns the step that stops what was started, and the RPC URL when a node answers there.
  */
 export async function ensureLocalChain(
@@ -18,14 +43,25 @@ export async function ensureLocalChain(
   logger: Logger,
 ): Promise<{ stop: () => Promise<void>; rpcUrl: string | undefined }> {
   const url = new URL(settings.localRpcUrl);
-  const client = createPublicClient({ transport: http(settings.localRpcUrl, { timeout: 1_000, retryCount: 0 }) });
-  const answered = await client.getChainId().catch(() => undefined);
+  const answered = await chainIdentity(settings.localRpcUrl);
   if (answered !== undefined) {
-    if (answered !== settings.localChainId)
+    if (answered.chainId !== settings.localChainId)
       logger.warn(
-        { url: settings.localRpcUrl, answered, expected: settings.localChainId },
+        { url: settings.localRpcUrl, answered: answered.chainId, expected: settings.localChainId },
         'the local node serves another chain id; the local profile will refuse it',
       );
+    const recorded = readIdentity(dataDir);
+    if (recorded !== undefined && !sameChain(recorded, answered))
+      throw new ConfigError(
+        `CONTRACTS_LOCAL_RPC_URL: ${settings.localRpcUrl} is served by a node this platform did not start ` +
+          `(chain ${answered.chainId}, genesis ${answered.genesisHash.slice(0, 10)}…; the deployments in ${dataDir} are on chain ` +
+          `${recorded.chainId}, genesis ${recorded.genesisHash.slice(0, 10)}…): stop that node, or set CONTRACTS_LOCAL_RPC_URL to a free port ` +
+          `(or remove ${join(dataDir, chainMarkerFile)} to start over on it)`,
+      );
+    if (recorded === undefined) {
+      logger.info({ url: settings.localRpcUrl, genesis: answered.genesisHash }, 'using the local node already answering; recorded as this data’s chain');
+      writeIdentity(dataDir, answered);
+    }
     return { stop: async () => {}, rpcUrl: settings.localRpcUrl };
   }
   if (settings.localNode !== 'anvil' || !loopbackHosts.has(url.hostname)) {
@@ -42,9 +78,73 @@ export async function ensureLocalChain(
       logger,
     });
     logger.info({ url: node.url }, 'started anvil for the local chain');
+    await recordOwnNode(settings.localRpcUrl, dataDir, logger);
     return { stop: () => node.stop(), rpcUrl: settings.localRpcUrl };
   } catch (error) {
     logger.error({ err: error }, 'could not start anvil; the local chain is unavailable');
     return { stop: async () => {}, rpcUrl: undefined };
   }
+}
+
+/** The recorded chain is the one answering: same chain id and genesis, and the same marker when one was recorded. */
+function sameChain(recorded: ChainIdentity, answered: ChainIdentity): boolean {
+  return recorded.chainId === answered.chainId && recorded.genesisHash === answered.genesisHash && (recorded.marker ?? answered.marker) === answered.marker;
+}
+
+/**
+ * After starting anvil: the record names this node's chain, with a marker stored on it. The same chain (restarted from
+ * its state file, which may predate the marker: it is written every 30 s) keeps its marker; a new one gets a new one.
+ */
+async function recordOwnNode(rpcUrl: string, dataDir: string, logger: Logger): Promise<void> {
+  const started = await chainIdentity(rpcUrl);
+  if (started === undefined) return;
+  const recorded = readIdentity(dataDir);
+  const same = recorded !== undefined && recorded.chainId === started.chainId && recorded.genesisHash === started.genesisHash;
+  if (same && recorded.marker !== undefined && recorded.marker === started.marker) return;
+  if (recorded !== undefined && !same)
+    logger.warn(
+      { was: recorded.genesisHash, now: started.genesisHash },
+      'the local node started with a new chain (its state file was lost?): deployments on the old one are gone',
+    );
+  const marker = (same ? recorded.marker : undefined) ?? (`0x${randomBytes(32).toString('hex')}` as Hex);
+  await rpc(rpcUrl).request({ method: 'anvil_setStorageAt' as never, params: [markerAddress, '0x0', marker] as never });
+  writeIdentity(dataDir, { ...started, marker });
+}
+
+const rpc = (rpcUrl: string) => createPublicClient({ transport: http(rpcUrl, { timeout: 1_000, retryCount: 0 }) });
+
+async function chainIdentity(rpcUrl: string): Promise<ChainIdentity | undefined> {
+  const client = rpc(rpcUrl);
+  try {
+    const [chainId, genesis, marker] = await Promise.all([
+      client.getChainId(),
+      client.getBlock({ blockNumber: 0n }),
+      client.getStorageAt({ address: markerAddress, slot: '0x0' }),
+    ]);
+    const stored = marker === undefined || /^0x0*$/.test(marker) ? {} : { marker };
+    return { chainId, genesisHash: genesis.hash, ...stored };
+  } catch {
+    return undefined;
+  }
+}
+
+function readIdentity(dataDir: string): ChainIdentity | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dataDir, chainMarkerFile), 'utf8')) as { chain_id?: unknown; genesis_hash?: unknown; marker?: unknown };
+    if (typeof parsed.chain_id !== 'number' || typeof parsed.genesis_hash !== 'string') return undefined;
+    return {
+      chainId: parsed.chain_id,
+      genesisHash: parsed.genesis_hash as Hex,
+      ...(typeof parsed.marker === 'string' ? { marker: parsed.marker as Hex } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function writeIdentity(dataDir: string, identity: ChainIdentity): void {
+  const file = join(dataDir, chainMarkerFile);
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ chain_id: identity.chainId, genesis_hash: identity.genesisHash, marker: identity.marker }, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { bindGroup } from '@platform/kit/bound-children';
 import type { Logger } from 'pino';
 import type { BuildPayload, TestProcessReply, TestProcessRequest } from './test-process.ts';
 import type { SuiteId, SuiteReport } from './test-report.ts';
@@ -128,7 +129,11 @@ export class TestProcessClient {
       execArgv: [],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      // Its own process group: a Ctrl-C meant for the engine's group must not end a run in flight before the engine
+      // stops in its turn (close); bound, it never outlives the engine's process.
+      detached: true,
     });
+    bindGroup(child);
     child.stderr?.on('data', (chunk: Buffer) => this.#logger.warn({ output: chunk.toString('utf8').slice(0, 2000) }, 'test process wrote to stderr'));
     child.on('exit', (code, signal) => {
       if (!this.#closed) this.#logger.info({ code, signal }, 'test process exited');

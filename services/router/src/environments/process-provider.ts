@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { bindGroup } from '@platform/kit/bound-children';
 import { freePort } from '@platform/kit/free-port';
 import type { Logger } from 'pino';
 import type { ProcessProviderSettings } from '../config.ts';
@@ -80,6 +81,9 @@ export class ProcessProvider implements EnvironmentProvider {
     });
     closeSync(log);
     child.unref();
+    // Detached, a daemon outlives a router that crashes, for the next one to adopt; under `platform up`
+    // (ROUTER_DAEMONS_EXIT_WITH_ROUTER) none may outlive it, so it is stopped when the router's process is gone.
+    if (this.#settings.exitWithRouter) bindGroup(child);
     const pid = child.pid as number;
     this.#running.set(user.id, { pid, port, child });
     child.once('exit', (code, signal) => {

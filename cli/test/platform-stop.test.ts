@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { freePort } from '@platform/kit/free-port';
+import { pollUntil } from '@platform/testkit/eventually';
+import { alive, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
+import { json } from './agent-cli-harness.ts';
+
+/*
+ * Issue 16: Ctrl-C stops everything, children included, with no orphan and no lost write; a crash of `up` leaves no
+ * process behind either. `up` runs as a child in a process group of its own, as a shell runs a job, and the harness's
+ * `stop` sends SIGINT to that whole group, as a terminal's Ctrl-C does.
+ */
+
+/** Pino's error and fatal lines, and any line naming a refused connection (a child that died before its turn). */
+const errorLine = /"level":(50|60)|ECONNREFUSED|Error:/;
+
+/** The kinds of child `up` runs: the chain node, the router's per-user daemon, a connector MCP proxy, the watcher. */
+function kinds(processes: readonly { command: string }[]): string[] {
+  const kind = (command: string) =>
+    /anvil/.test(command)
+      ? 'anvil'
+      : /daemon\/dist\/main\.js/.test(command)
+        ? 'daemon'
+        : /mcp connector/.test(command)
+          ? 'mcp proxy'
+          : /^\/bin\/sh -c/.test(command)
+            ? 'watcher'
+            : command;
+  return [...new Set(processes.map((entry) => kind(entry.command)))].sort();
+}
+
+/**
+ * Brings up every kind of child: a daemon the router starts for the development user, and a connector MCP proxy
+ * under it and under the daemon `up` runs itself (each daemon starts its proxies when its tools are first listed).
+ */
+async function startChildren(platform: RunningPlatform): Promise<void> {
+  const tools = [
+    fetch(`${platform.url('router')}/tools`, { headers: { authorization: `Bearer ${await platform.token()}` } }),
+    fetch(`${platform.url('daemon')}/tools`, { headers: { authorization: `Bearer ${await platform.secret('PLATFORM_DAEMON_TOKEN')}` } }),
+  ];
+  for (const answer of await Promise.all(tools)) assert.equal(answer.status, 200, await answer.text());
+}
+
+/** What `up` must have started for the test to mean something (others may come and go: the Solidity test process, esbuild rebuilding the daemon's bundle). */
+const expectedKinds = ['anvil', 'daemon', 'mcp proxy', 'watcher'];
+
+test('Ctrl-C to up’s process group: exit 0, no process left, no error logged, and every acknowledged write is there after a restart', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'platform-stop-'));
+  const home = await mkdtemp(join(tmpdir(), 'platform-stop-home-'));
+  // The same chain port on both starts, as with the default 8545.
+  const env = { CONTRACTS_LOCAL_RPC_URL: `http://127.0.0.1:${await freePort()}` };
+  let platform = await startPlatform({ dataDir, env });
+  try {
+    const agent = async (args: readonly string[], file = 'bob.json') => {
+      const run = await platform.run(args, {
+        HOME: home,
+        PLATFORM_AGENT_FILE: join(home, file),
+        PLATFORM_SETTLEMENT_URL: platform.url('settlement'),
+        LEDGER_TOKEN: await platform.secret('LEDGER_TOKEN'),
+        PLATFORM_SCHEDULER_URL: platform.url('scheduler'),
+        SCHEDULER_TOKEN: await platform.secret('SCHEDULER_TOKEN'),
+      });
+      assert.equal(run.code, 0, `platform ${args.join(' ')}: ${run.stderr}`);
+      return json(run);
+    };
+    const bob = await agent(['agent', 'new', '--json']);
+    const carol = await agent(['agent', 'new', '--json'], 'carol.json');
+    await agent(['deposit', '5', '--faucet', '--json']);
+    const paid = await agent(['pay', carol.did, '1.25', '--json']);
+    const alarm = await agent(['alarm', 'create', 'water the plants', '--in', '1d', '--json']);
+    await startChildren(platform);
+    const running = kinds(platform.processes());
+    assert.ok(
+      expectedKinds.every((kind) => running.includes(kind)),
+      JSON.stringify(platform.processes()),
+    );
+
+    // stop() sends SIGINT to the group and fails naming any process of the group, or below up, still running.
+    assert.equal(await platform.stop(), 0, platform.output().stderr);
+    const { stdout, stderr } = platform.output();
+    const errors = `${stdout}\n${stderr}`.split('\n').filter((line) => errorLine.test(line));
+    assert.deepEqual(errors, [], 'a clean stop logs no error');
+
+    platform = await startPlatform({ dataDir, env });
+    assert.equal((await agent(['balance', '--json'])).balance, '3.750000');
+    assert.equal((await agent(['balance', '--json'], 'carol.json')).balance, '1.250000');
+    const receipt = await fetch(`${platform.url('settlement')}/v1/receipt/${paid.seq}`);
+    assert.equal(receipt.status, 200, 'the payment’s receipt is still served');
+    const alarms = await agent(['alarm', 'list', '--json']);
+    assert.deepEqual(
+      alarms.alarms.map((entry: { id: string; wake_message: string }) => [entry.id, entry.wake_message]),
+      [[alarm.id, 'water the plants']],
+    );
+    assert.ok(bob.did);
+    assert.equal(await platform.stop(), 0, platform.output().stderr);
+  } finally {
+    await platform.kill();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
+test('up killed hard (SIGKILL): the chain node, the router’s daemons and their MCP proxies stop on their own within seconds', async () => {
+  const platform = await startPlatform({});
+  try {
+    await startChildren(platform);
+    const children = await platform.crash();
+    const started = kinds(children);
+    assert.ok(
+      expectedKinds.every((kind) => started.includes(kind)),
+      JSON.stringify(children),
+    );
+    // The watcher's grace is 10 s (a daemon drains first); every one of them must be gone well within that.
+    await pollUntil(
+      () => children.every((child) => !alive(child.pid)),
+      () => `still running: ${JSON.stringify(children.filter((child) => alive(child.pid)))}`,
+      { timeoutMs: 15_000 },
+    );
+  } finally {
+    await platform.kill();
+  }
+});

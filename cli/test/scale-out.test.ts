@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { generateAgentKey } from '@platform/client/agent-key';
+import { SchedulerClient } from '@platform/client/scheduler-client';
+import { SettlementClient } from '@platform/client/settlement-client';
+import { pollUntil } from '@platform/testkit/eventually';
+import { alive, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
+import { runPlatform } from '@platform/testkit/run-command';
+
+/*
+ * `platform up --instances`: several instances of the scheduler and of settlement, each a process of its own, on one
+ * PostgreSQL database, with the guarantees their READMEs give checked from outside: every alarm fires exactly once and
+ * the scheduler instances share the work; settlement's standby takes over when the sequencer dies, and no pay it
+ * acknowledged is lost.
+ */
+
+const databaseUrl = process.env.TEST_DATABASE_URL;
+const skip = databaseUrl ? false : 'needs TEST_DATABASE_URL: several instances share one PostgreSQL database';
+
+test('--instances on embedded PGlite is refused with one line naming DATABASE_URL; an unknown or unscalable service is a usage error', async () => {
+  const refused = await runPlatform(['up', '--instances', 'scheduler=3'], { env: { LOG_LEVEL: 'silent' } });
+  assert.equal(refused.code, 1);
+  assert.equal(
+    refused.stderr.trim(),
+    'platform up: --instances scheduler needs DATABASE_URL (one PostgreSQL the instances share): embedded PGlite is opened by one process only',
+  );
+  for (const [spec, reason] of [
+    ['gateway=2', /gateway runs as one instance; only scheduler and settlement scale out/],
+    ['scheduler=0', /between 1 and 16/],
+    ['scheduler', /takes <service>=<count>/],
+  ] as const) {
+    const run = await runPlatform(['up', '--instances', spec], { env: { LOG_LEVEL: 'silent' } });
+    assert.equal(run.code, 2, spec);
+    assert.match(run.stderr, reason);
+  }
+});
+
+/** The table's rows of one service's instances: `settlement`, `settlement-2`, … with each one's pid. */
+function instances(platform: RunningPlatform, name: string): { name: string; url: string; pid: number }[] {
+  return [...platform.services.values()]
+    .filter((service) => service.name === name || service.name.startsWith(`${name}-`))
+    .map((service) => ({ name: service.name, url: service.url, pid: Number(/pid (\d+)/.exec(service.data)?.[1]) }));
+}
+
+/**
+ * A wake receiver that holds each wake until `hold` are open at once, then answers them all (and every later one at
+ * once). Each scheduler instance runs with one wake in flight, so `hold` wakes open together means `hold` instances
+ * were firing at the same time.
+ */
+async function startHoldingReceiver(hold: number) {
+  const keys: string[] = [];
+  let waiting: ServerResponse[] = [];
+  let released = false;
+  const server = createServer((request, response) => {
+    keys.push(String(request.headers['idempotency-key']));
+    request.resume();
+    request.on('end', () => {
+      if (released) return void response.writeHead(200).end('{"ok":true}');
+      waiting.push(response);
+      if (waiting.length < hold) return;
+      released = true;
+      for (const held of waiting) held.writeHead(200).end('{"ok":true}');
+      waiting = [];
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/internal/wake`,
+    keys,
+    released: () => released,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+test('three schedulers and two settlements on one PostgreSQL', { skip }, async () => {
+  const receiver = await startHoldingReceiver(3);
+  const platform = await startPlatform({
+    args: ['--instances', 'scheduler=3,settlement=2'],
+    postgresAdminUrl: databaseUrl as string,
+    env: { SCHEDULER_WAKE_URL: receiver.url, SCHEDULER_DISPATCH_CONCURRENCY: '1', SETTLEMENT_TAKEOVER_POLL_MS: '200' },
+  });
+  try {
+    const schedulers = instances(platform, 'scheduler');
+    const settlements = instances(platform, 'settlement');
+    assert.deepEqual([schedulers.length, settlements.length, [...schedulers, ...settlements].every((entry) => alive(entry.pid))], [3, 2, true]);
+
+    // Scheduler: 12 alarms due at once, created through different instances; each fires exactly once.
+    const key = generateAgentKey();
+    const token = await platform.secret('SCHEDULER_TOKEN');
+    const clients = schedulers.map((entry) => new SchedulerClient({ baseUrl: entry.url, transportToken: token, key }));
+    const created = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        (clients[index % 3] as SchedulerClient).createAlarm({ kind: 'once', wake_message: `alarm ${index}`, delay_seconds: 0 }),
+      ),
+    );
+    await pollUntil(
+      () => receiver.keys.length >= 12,
+      () => `wakes received: ${receiver.keys.length} of 12`,
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(receiver.released(), true, 'three wakes were in flight at once: all three instances fired');
+    const fired = await Promise.all(created.map((alarm) => (clients[0] as SchedulerClient).getAlarm(alarm.id)));
+    assert.deepEqual(
+      fired.map((alarm) => alarm.status),
+      created.map(() => 'fired'),
+    );
+    assert.equal(new Set(receiver.keys).size, receiver.keys.length, `no alarm fired twice: ${receiver.keys.join(', ')}`);
+
+    // Settlement: the sequencer is the first instance; pays it acknowledged survive its death, the standby takes over.
+    const ledgerToken = await platform.secret('LEDGER_TOKEN');
+    const [sequencer, standby] = settlements as [(typeof settlements)[0], (typeof settlements)[0]];
+    const role = async (url: string) => ((await (await fetch(`${url}/v1/info`)).json()) as { data: { role: string } }).data.role;
+    assert.deepEqual([await role(sequencer.url), await role(standby.url)], ['sequencer', 'standby']);
+    const payer = generateAgentKey();
+    const payee = generateAgentKey();
+    const onSequencer = new SettlementClient({ baseUrl: sequencer.url, transportToken: ledgerToken, key: payer });
+    await onSequencer.faucet('10');
+    const acknowledged = [];
+    for (let index = 0; index < 5; index++) acknowledged.push((await onSequencer.pay({ to: payee.did, amount: '1' })).seq);
+    process.kill(sequencer.pid, 'SIGKILL');
+    await pollUntil(async () => (await role(standby.url).catch(() => 'down')) === 'sequencer', 'the standby takes over', { timeoutMs: 60_000 });
+    const onStandby = new SettlementClient({ baseUrl: standby.url, transportToken: ledgerToken, key: payer });
+    acknowledged.push((await onStandby.pay({ to: payee.did, amount: '1' })).seq);
+    assert.equal((await onStandby.balance()).balance, '4.000000');
+    for (const seq of acknowledged) assert.equal((await fetch(`${standby.url}/v1/receipt/${seq}`)).status, 200, `receipt ${seq}`);
+    const supply = ((await (await fetch(`${standby.url}/v1/supply`)).json()) as { data: { fully_reserved: boolean; supply: string } }).data;
+    assert.deepEqual([supply.fully_reserved, supply.supply], [true, '10.000000'], 'the reserve still backs the supply');
+  } finally {
+    await platform.kill();
+    await receiver.close();
+  }
+});
