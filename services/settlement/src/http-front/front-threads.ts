@@ -60,8 +60,7 @@ export class FrontThreads implements Listener {
     this.#address = { host, port: bound };
     try {
       for (let i = 0; i < this.#options.count; i++) {
-        const front = await this.#start();
-        await front.rpc.call<number>('listen', { host, port: bound });
+        await this.#start({ host, port: bound });
       }
     } catch (error) {
       // A port taken, or a thread that failed to start: the threads already running would keep the process alive.
@@ -95,7 +94,8 @@ export class FrontThreads implements Listener {
     );
   }
 
-  async #start(): Promise<Front> {
+  /** Starts a thread and has it listen; it counts among the threads only once it accepts connections. */
+  async #start(address: { host: string; port: number }): Promise<Front> {
     const { logger } = this.#options;
     const worker = new Worker(new URL('./front-thread.ts', import.meta.url), { workerData: this.#options.settings });
     const streams = new Map<number, RemoteSink>();
@@ -120,13 +120,22 @@ export class FrontThreads implements Listener {
     });
     await Promise.race([ready, failed]);
     worker.on('error', (error) => logger.error({ err: error }, 'front thread failed'));
+    let admitted = false;
     worker.once('exit', (code) => {
       rpc.close();
       for (const sink of streams.values()) sink.closedByClient();
       const index = this.#fronts.indexOf(front);
       if (index >= 0) this.#fronts.splice(index, 1);
-      if (!this.#closing) void this.#replace(code);
+      if (admitted && !this.#closing) void this.#replace(code);
     });
+    try {
+      await rpc.call<number>('listen', address);
+    } catch (error) {
+      // A thread that could not listen is stopped here and not replaced: the caller reports the failure.
+      await worker.terminate();
+      throw error;
+    }
+    admitted = true;
     this.#fronts.push(front);
     return front;
   }
@@ -143,9 +152,7 @@ export class FrontThreads implements Listener {
     this.#restarts++;
     logger.error({ code, restart: this.#restarts, of: limit }, 'a front thread stopped; starting another in its place');
     try {
-      const front = await this.#start();
-      const address = this.#address as { host: string; port: number };
-      await front.rpc.call<number>('listen', address);
+      const front = await this.#start(this.#address as { host: string; port: number });
       if (this.#closing) await front.worker.terminate();
     } catch (error) {
       this.#giveUp(`a front thread stopped and its replacement failed: ${error instanceof Error ? error.message : String(error)}`);
