@@ -110,6 +110,12 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
           take: takeToken,
           hub,
           logger,
+          // A front thread that stopped and could not be replaced leaves the port served by fewer threads: stop
+          // (draining what is in flight) and exit non-zero, so the supervisor restarts the whole process.
+          onGiveUp: () => {
+            if (options.handleSignals === false) return;
+            void running.stop().then(() => process.exit(1));
+          },
         });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   // An intent past its expiry is refused by its signature check anyway, so its nonce no longer needs keeping.

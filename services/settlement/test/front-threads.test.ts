@@ -6,11 +6,21 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { privateKeyFromSeed, publicKeyHex } from '@platform/kit/auth/ed25519';
+import { localBuckets } from '@platform/kit/http/rate-limit';
 import { verifyReceipt } from '@platform/kit/receipt-log/receipt';
-import { eventually } from '@platform/testkit/eventually';
+import { silentLogger, type TestEngine, testEngines } from '@platform/testkit/databases';
+import { eventually, pollUntil } from '@platform/testkit/eventually';
 import { openSse } from '@platform/testkit/sse-client';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
+import { FrontThreads } from '../src/http-front/front-threads.ts';
+import { agentAuthSecret, type Settlement, startSettlement } from './harness.ts';
 import { type ServiceProcess, startServiceProcess } from './service-process.ts';
+
+const lenientRates = {
+  read: { perSecond: 1_000_000, burst: 1_000_000 },
+  write: { perSecond: 1_000_000, burst: 1_000_000 },
+  auth: { perSecond: 1_000_000, burst: 1_000_000 },
+};
 
 /*
  * The service with front threads (SETTLEMENT_HTTP_THREADS=2), as a real process: every connection is its own,
@@ -214,3 +224,58 @@ for (const engine of ['pglite', 'postgres'] as const) {
     });
   });
 }
+
+/*
+ * A front thread that stops on its own (an uncaught error ends a worker the same way) must not leave the port
+ * silently served by fewer threads: another is started in its place, a bounded number of times, and past that the
+ * service gives up loudly so its supervisor restarts it. In process, to reach the threads themselves.
+ */
+describe('a front thread that stops', { skip: process.platform !== 'linux' && 'SO_REUSEPORT front threads are Linux-only' }, () => {
+  let s: Settlement;
+  let fronts: FrontThreads;
+  let base: string;
+  const gaveUp: string[] = [];
+  before(async () => {
+    s = await startSettlement(testEngines()[0] as TestEngine);
+    fronts = new FrontThreads({
+      count: 2,
+      settings: { logLevel: 'silent', transportToken: '', agentAuthSecret, holdMaxSeconds: 86_400, rates: lenientRates, trustProxy: false },
+      app: s.app,
+      submit: (command) => s.sequencer.submit(command),
+      receipt: (seq) => s.reads.receipt(seq),
+      take: localBuckets(lenientRates, s.clock),
+      hub: s.hub,
+      logger: silentLogger,
+      maxRestarts: 2,
+      onGiveUp: (reason) => void gaveUp.push(reason),
+    });
+    base = `http://127.0.0.1:${await fronts.listen('127.0.0.1', 0)}`;
+  });
+  after(async () => {
+    await fronts?.close();
+    await s?.close();
+  });
+
+  test('is replaced on the same port, twice; the third stop gives up and marks the service unhealthy', async () => {
+    // A relayed read (the front threads check principal tokens on the system clock; the harness's clock is manual).
+    const info = () => request(base, 'GET', '/v1/info');
+    for (let round = 1; round <= 2; round++) {
+      const [first] = fronts.threads;
+      await first?.terminate();
+      await pollUntil(() => fronts.threads.length === 2 && !fronts.threads.includes(first as never), `thread replaced (${round})`, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+      });
+      // Every connection (each its own) lands on a live thread and is answered.
+      for (const answer of await Promise.all(Array.from({ length: 8 }, info))) assert.equal(answer.status, 200, answer.text);
+      assert.equal(fronts.healthy, true);
+    }
+    await fronts.threads[0]?.terminate();
+    await pollUntil(() => gaveUp.length === 1, 'gave up', { timeoutMs: 30_000, intervalMs: 20 });
+    assert.equal(fronts.healthy, false);
+    assert.match(gaveUp[0] ?? '', /after 2 restarts/);
+    assert.equal(fronts.threads.length, 1);
+    // The remaining thread still answers while the supervisor restarts the process.
+    assert.equal((await info()).status, 200);
+  });
+});

@@ -183,6 +183,21 @@ const chainSql = `
       drop table chain_outbox;
 `;
 
+/**
+ * Stream positions: a batch's anchor event takes its id where the batch was written among the receipts (it is
+ * written in order with the group commits), no longer from its log size. Batches already written keep the id they
+ * had (2·log_size + 1), and receipts up to today's last keep 2·seq; later ones are spaced out so that anchors fit
+ * between them (event-log.ts).
+ */
+const streamPositionsSql = `
+      alter table batches add column event_id bigint;
+      update batches set event_id = 2 * log_size + 1;
+      alter table batches alter column event_id set not null;
+      create unique index batches_event_id on batches (event_id);
+      create table event_ids (legacy_seq bigint not null);
+      insert into event_ids (legacy_seq) select coalesce(max(seq), 0) from receipts
+`;
+
 /** One statement at a time: PGlite's extended protocol takes a single command per query. */
 function statements(text: string): Migration {
   return {
@@ -196,4 +211,5 @@ export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_ledger': statements(ledgerSql),
   '0003_chain': statements(chainSql),
+  '0004_stream_positions': statements(streamPositionsSql),
 };

@@ -143,6 +143,13 @@ export interface BatchTable {
   /** Vault deposits with an index below this are in the balance tree (or unclaimed); later ones are not. */
   deposits_covered: bigint;
   anchor_gas_used: bigint | null;
+  /** The id of its anchor event: where the batch entered the stream, after the receipts committed before it (see event-log.ts). */
+  event_id: bigint;
+}
+
+/** One row: the last receipt seq whose transfer event keeps the first scheme's id (2·seq); see event-log.ts. */
+export interface EventIdsTable {
+  legacy_seq: bigint;
 }
 
 /** `recorded` until a transaction carries it, `broadcast` while it is mined and confirmed, `confirmed` on chain. */
@@ -193,4 +200,5 @@ export interface SettlementSchema extends NonceSchema {
   deposit_claims: DepositClaimTable;
   chain_transactions: ChainTransactionTable;
   chain_state: ChainStateTable;
+  event_ids: EventIdsTable;
 }

@@ -29,6 +29,10 @@ export interface FrontThreadsOptions {
   take: (className: string, key: string) => unknown;
   hub: EventHub;
   logger: Logger;
+  /** Threads started again after one stopped unexpectedly, over the process's life, before giving up. Default 3 per thread. */
+  maxRestarts?: number;
+  /** Called once when a thread stopped and could not be replaced (restarts used up, or the new one failed): the process should stop. */
+  onGiveUp?: (reason: string) => void;
 }
 
 interface Front {
@@ -42,6 +46,9 @@ export class FrontThreads implements Listener {
   readonly #options: FrontThreadsOptions;
   readonly #fronts: Front[] = [];
   #closing = false;
+  #address: { host: string; port: number } | undefined;
+  #restarts = 0;
+  #gaveUp = false;
 
   constructor(options: FrontThreadsOptions) {
     this.#options = options;
@@ -50,10 +57,10 @@ export class FrontThreads implements Listener {
   /** Starts the threads; the first binds the port (a free one for 0), the others bind the same. */
   async listen(host: string, port: number): Promise<number> {
     const bound = await claimPort(host, port);
+    this.#address = { host, port: bound };
     try {
       for (let i = 0; i < this.#options.count; i++) {
-        const front = await this.#start();
-        await front.rpc.call<number>('listen', { host, port: bound });
+        await this.#start({ host, port: bound });
       }
     } catch (error) {
       // A port taken, or a thread that failed to start: the threads already running would keep the process alive.
@@ -61,6 +68,16 @@ export class FrontThreads implements Listener {
       throw error;
     }
     return bound;
+  }
+
+  /** The running threads (for tests and diagnostics). */
+  get threads(): readonly Worker[] {
+    return this.#fronts.map((front) => front.worker);
+  }
+
+  /** False once a thread stopped and could not be replaced: the service is degraded and should be restarted. */
+  get healthy(): boolean {
+    return !this.#gaveUp;
   }
 
   /** Stops accepting on every thread, lets in-flight requests finish, then ends the threads. */
@@ -77,7 +94,8 @@ export class FrontThreads implements Listener {
     );
   }
 
-  async #start(): Promise<Front> {
+  /** Starts a thread and has it listen; it counts among the threads only once it accepts connections. */
+  async #start(address: { host: string; port: number }): Promise<Front> {
     const { logger } = this.#options;
     const worker = new Worker(new URL('./front-thread.ts', import.meta.url), { workerData: this.#options.settings });
     const streams = new Map<number, RemoteSink>();
@@ -102,13 +120,50 @@ export class FrontThreads implements Listener {
     });
     await Promise.race([ready, failed]);
     worker.on('error', (error) => logger.error({ err: error }, 'front thread failed'));
+    let admitted = false;
     worker.once('exit', (code) => {
       rpc.close();
       for (const sink of streams.values()) sink.closedByClient();
-      if (!this.#closing) logger.fatal({ code }, 'a front thread stopped: its connections are gone, the other threads go on serving');
+      const index = this.#fronts.indexOf(front);
+      if (index >= 0) this.#fronts.splice(index, 1);
+      if (admitted && !this.#closing) void this.#replace(code);
     });
+    try {
+      await rpc.call<number>('listen', address);
+    } catch (error) {
+      // A thread that could not listen is stopped here and not replaced: the caller reports the failure.
+      await worker.terminate();
+      throw error;
+    }
+    admitted = true;
     this.#fronts.push(front);
     return front;
+  }
+
+  /**
+   * A thread stopped on its own (an uncaught error, or it exited): its listener and connections are gone, and the
+   * port would be served by fewer threads without anyone knowing. Start another in its place on the same port, a
+   * bounded number of times; past that, or if the new one fails, give up loudly so the process is restarted whole.
+   */
+  async #replace(code: number): Promise<void> {
+    const { logger } = this.#options;
+    const limit = this.#options.maxRestarts ?? 3 * this.#options.count;
+    if (this.#restarts >= limit) return this.#giveUp(`a front thread stopped (exit code ${code}) after ${limit} restarts`);
+    this.#restarts++;
+    logger.error({ code, restart: this.#restarts, of: limit }, 'a front thread stopped; starting another in its place');
+    try {
+      const front = await this.#start(this.#address as { host: string; port: number });
+      if (this.#closing) await front.worker.terminate();
+    } catch (error) {
+      this.#giveUp(`a front thread stopped and its replacement failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  #giveUp(reason: string): void {
+    if (this.#gaveUp || this.#closing) return;
+    this.#gaveUp = true;
+    this.#options.logger.fatal({ threads: this.#fronts.length, of: this.#options.count }, reason);
+    this.#options.onGiveUp?.(reason);
   }
 
   async #relay(request: RelayedRequest): Promise<RelayAnswer> {

@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { AccountTable, DepositTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
-import { transferEventId } from '../stream/event-log.ts';
+import type { AccountTable, BatchTable, DepositTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
 import type { MovementCommand } from './commands.ts';
 import { depositKey, type Group, type GroupBase, idempotencyKey, nonceKey } from './group.ts';
 
@@ -365,6 +364,7 @@ const tables = {
       ['withdrawal_tree', 'jsonb'],
       ['deposits_covered', 'bigint'],
       ['anchor_gas_used', 'bigint'],
+      ['event_id', 'bigint'],
     ],
   },
 } satisfies Record<string, { columns: Columns; onConflict?: string }>;
@@ -401,8 +401,11 @@ export function isKeyConflict(error: unknown): boolean {
   return failure?.code === '23505' && (failure.constraint === 'idempotency_pkey' || failure.constraint === 'intent_nonces_pkey');
 }
 
-/** A group's rows, in one statement. */
-export async function writeGroup(db: Db, group: Group): Promise<void> {
+/**
+ * A group's rows, in one statement, with the batch that becomes visible right after its receipts when one is ready
+ * (see Sequencer); `headId` is the highest event id the statement adds, for NOTIFY.
+ */
+export async function writeGroup(db: Db, group: Group, headId: bigint | undefined, batch?: BatchTable): Promise<void> {
   await writeRows(
     db,
     {
@@ -413,7 +416,8 @@ export async function writeGroup(db: Db, group: Group): Promise<void> {
       intent_nonces: group.nonces,
       deposits: group.deposits,
       withdrawals: group.withdrawals,
+      ...(batch ? { batches: [batch] } : {}),
     },
-    group.receipts.length > 0 ? transferEventId((group.receipts.at(-1) as { seq: bigint }).seq) : undefined,
+    headId,
   );
 }

@@ -7,12 +7,12 @@ import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
 import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
-import { anchorEventId, transferEventId } from '../stream/event-log.ts';
-import { closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
+import { type EventIds, readEventIds } from '../stream/event-log.ts';
+import { type BuiltBatch, closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
 import { Group, nonceKey } from './group.ts';
-import { isKeyConflict, loadGroupBase, RecentRows, writeGroup } from './group-store.ts';
+import { isKeyConflict, loadGroupBase, RecentRows, writeGroup, writeRows } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
 import type { LogView } from './log-view.ts';
 import { batchView } from './views.ts';
@@ -62,6 +62,26 @@ interface InFlight extends Prepared {
   written: Promise<unknown>;
   /** The seq the group starts at: where the next attempt starts again if the write is refused. */
   firstSeq: bigint;
+  /** The batch written in the same statement, after the group's receipts. */
+  batch: BatchTable | undefined;
+}
+
+/**
+ * The batch of the last close, from its snapshot until it is written. Its tree is built in the background; the
+ * writer then writes it in order with its group commits (in the next group's statement, or alone when no group
+ * comes), so it enters the event log after every receipt committed before it and before every later one.
+ */
+interface PendingBatch {
+  /** Settles once the row is built (never rejects: a failure is `#batchFailure`). */
+  building: Promise<void>;
+  /** The row, once built and until it is written. */
+  built: BuiltBatch | undefined;
+  /** True while a statement carrying it is in flight. */
+  writing: boolean;
+  /** Answers `POST /v1/settle`: the row as written, or the reason it was not. */
+  written: Promise<BatchTable>;
+  resolve: (batch: BatchTable) => void;
+  reject: (error: Error) => void;
 }
 
 /** Groups with at most this many receipts are signed on this thread rather than the crypto worker's. */
@@ -99,9 +119,12 @@ export class Sequencer {
   #seq = 1n;
   #committedSize = 0;
   #window: WindowState = { lastBatchNumber: 0n, closedSize: 0, openedAt: null };
-  /** The batch being written in the background, and why the last one failed if it did. */
-  #batchWriting: Promise<void> = Promise.resolve();
+  /** The batch being built or waiting to be written, and why the last one failed if it did. */
+  #batch: PendingBatch | undefined;
   #batchFailure: Error | undefined;
+  /** How event ids are derived (read on taking the lead), and the id of the last anchor written. */
+  #eventIds: EventIds | undefined;
+  #lastAnchorId = 0n;
 
   constructor(options: SequencerOptions) {
     this.#options = options;
@@ -189,6 +212,9 @@ export class Sequencer {
     this.#committedSize = Number(this.#seq - 1n);
     await log.ensure(db, this.committedSize);
     this.#window = await readWindowState(db);
+    this.#eventIds = await readEventIds(db);
+    const lastAnchor = await db.selectFrom('batches').select('event_id').orderBy('event_id', 'desc').limit(1).executeTakeFirst();
+    this.#lastAnchorId = lastAnchor?.event_id ?? 0n;
     this.#accounts.clear();
     this.#role = 'sequencer';
     logger.info({ seq: this.committedSize }, 'this instance is the sequencer');
@@ -209,6 +235,11 @@ export class Sequencer {
             writing = undefined;
             continue;
           }
+          // An idle ledger writes a built batch at once rather than waiting for a group to carry it.
+          if (this.#batch?.built) {
+            await this.#writeBatch(db);
+            continue;
+          }
           if (!next) {
             await new Promise<void>((resolve) => {
               this.#wake = resolve;
@@ -217,7 +248,8 @@ export class Sequencer {
             continue;
           }
           this.#queue.shift();
-          next.resolve(await this.#settle(db, next.command as CloseCommand));
+          // The snapshot is taken now, between groups; the answer comes once the batch is written, while groups go on.
+          void (await this.#settle(db, next.command as CloseCommand)).answer.then(next.resolve);
           continue;
         }
         // Let the requests already read from sockets in this turn of the event loop join the group first. On PGlite
@@ -234,10 +266,17 @@ export class Sequencer {
         // Answers wait for the group before them even when there is nothing to write: an idempotent replay
         // of a command in that group must not overtake its commit.
         if (prepared.group.hasWrites) writing = this.#write(db, prepared);
-        else this.#answer(prepared);
+        else {
+          this.#answer(prepared);
+          // Groups that write nothing never carry the batch: write it alone rather than let them hold it back.
+          if (this.#batch?.built) await this.#writeBatch(db);
+        }
         prepared = undefined;
       }
       if (writing) await this.#finish(db, writing);
+      // Stopping: the last close's batch is still written, as `POST /v1/settle` promised.
+      await this.#batch?.building;
+      if (this.#batch?.built) await this.#writeBatch(db);
     } catch (error) {
       if (writing) this.#fail(writing.pending);
       if (prepared) this.#fail(prepared.pending);
@@ -253,7 +292,11 @@ export class Sequencer {
       this.#wake = undefined;
       leadership.abort();
       await ticker;
-      await this.#batchWriting;
+      // A batch not written now never will be by this leader: the next one reopens its window from the database.
+      const batch = this.#batch;
+      this.#batch = undefined;
+      batch?.reject(standbyError());
+      await batch?.building;
       this.#batchFailure = undefined;
     }
   }
@@ -311,11 +354,47 @@ export class Sequencer {
   #write(db: Db, prepared: Prepared): InFlight {
     const firstSeq = this.#seq;
     this.#seq = prepared.group.nextSeq;
-    const written = writeGroup(db, prepared.group).then(
+    const batch = this.#placeBatch();
+    const lastReceipt = prepared.group.receipts.at(-1);
+    const headId = batch?.event_id ?? (lastReceipt ? this.#ids.transfer(lastReceipt.seq) : undefined);
+    const written = writeGroup(db, prepared.group, headId, batch).then(
       () => undefined,
       (error: unknown) => error ?? new Error('write failed'),
     );
-    return { ...prepared, written, firstSeq };
+    return { ...prepared, written, firstSeq, batch };
+  }
+
+  get #ids(): EventIds {
+    if (!this.#eventIds) throw new Error('event ids are read on taking the lead');
+    return this.#eventIds;
+  }
+
+  /**
+   * The built batch, if one waits, with its event id: the next after the last receipt of the statement about to
+   * carry it (every seq below `#seq` is committed or in that statement). Marks it as being written.
+   */
+  #placeBatch(): BatchTable | undefined {
+    const pending = this.#batch;
+    if (!pending?.built || pending.writing) return undefined;
+    pending.writing = true;
+    return { ...pending.built, event_id: this.#ids.anchor(this.#seq - 1n, this.#lastAnchorId) };
+  }
+
+  /** Writes the built batch on its own, between groups (nothing else is in flight). */
+  async #writeBatch(db: Db): Promise<void> {
+    const batch = this.#placeBatch();
+    if (!batch) return;
+    await writeRows(db, { batches: [batch] }, batch.event_id);
+    this.#batchWritten(batch);
+    this.#options.onCommitted?.(batch.event_id);
+  }
+
+  #batchWritten(batch: BatchTable): void {
+    const pending = this.#batch;
+    this.#batch = undefined;
+    this.#lastAnchorId = batch.event_id;
+    pending?.resolve(batch);
+    this.#options.onBatch?.(batch);
   }
 
   /**
@@ -331,6 +410,8 @@ export class Sequencer {
   async #finish(db: Db, inflight: InFlight, next?: Prepared): Promise<boolean> {
     const error = await inflight.written;
     if (error && isKeyConflict(error)) {
+      // Nothing of the statement landed: its batch waits for the next one.
+      if (inflight.batch && this.#batch) this.#batch.writing = false;
       const again = [...inflight.pending, ...(next?.pending ?? [])];
       this.#queue.unshift(...again);
       this.#verifyKeys = again.length;
@@ -339,6 +420,10 @@ export class Sequencer {
     }
     if (error) throw error;
     this.#afterCommit(inflight.group);
+    if (inflight.batch) this.#batchWritten(inflight.batch);
+    const lastReceipt = inflight.group.receipts.at(-1);
+    const headId = inflight.batch?.event_id ?? (lastReceipt ? this.#ids.transfer(lastReceipt.seq) : undefined);
+    if (headId !== undefined) this.#options.onCommitted?.(headId);
     this.#answer(inflight);
     await this.#closeIfDue(db, inflight.group);
     return true;
@@ -367,7 +452,6 @@ export class Sequencer {
       );
       this.#window.openedAt ??= first.at;
     }
-    if (first) this.#options.onCommitted?.(transferEventId(group.nextSeq - 1n));
   }
 
   async #closeIfDue(db: Db, group: Group): Promise<void> {
@@ -377,37 +461,68 @@ export class Sequencer {
   }
 
   /**
-   * Closes the open window. Batches are written one at a time, each finishing in the background while groups
-   * go on; `POST /v1/settle` waits for its batch to be written. A batch that fails to be written steps the
-   * writer down (the loop checks), and the next leader reopens the window from the last batch in the database.
+   * Closes the open window: takes the snapshot now (between groups) and starts building the batch. Batches are
+   * one at a time, so a close first writes the previous batch, waiting for its tree if need be. `answer` settles
+   * once this batch is written (`POST /v1/settle` waits for it; closes by count, amount or age do not). A batch
+   * that fails to be built steps the writer down (the loop checks), and the next leader reopens the window from
+   * the last batch in the database.
    */
-  async #settle(db: Db, command: CloseCommand): Promise<CommandOutcome> {
+  async #settle(db: Db, command: CloseCommand): Promise<{ answer: Promise<CommandOutcome> }> {
     const { clock, key, log, chain, logger } = this.#options;
-    try {
-      await this.#batchWriting;
-      if (this.#batchFailure) throw this.#batchFailure;
-      const started = await closeWindow(
-        { db, log, key, now: clock.now(), crypto: this.#crypto, onBatch: this.#options.onBatch },
-        this.#window,
-        this.committedSize,
-        command.reason,
-      );
-      if (!started) return { ok: true, data: { closed: false, batch: null } };
-      this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
-      this.#batchWriting = started.written.then(
-        (batch) => this.#options.onCommitted?.(anchorEventId(batch.log_size)),
-        (error: unknown) => {
-          logger.error({ err: error }, 'writing a batch failed');
-          this.#batchFailure ??= error instanceof Error ? error : new Error(String(error));
-        },
-      );
-      if (command.reason !== 'settle') return { ok: true, data: { closed: true } };
-      const { balance_tree: _balances, withdrawal_tree: _withdrawals, ...summary } = await started.written;
-      return { ok: true, data: { closed: true, batch: batchView(summary, chain) } };
-    } catch (error) {
+    const failed = (error: unknown): CommandOutcome => {
       logger.error({ err: error }, 'closing the window failed');
       return { ok: false, error: new ServiceError('unavailable', 'the window could not be closed; retry shortly', { retryable: true }) };
+    };
+    try {
+      await this.#batch?.building;
+      if (this.#batchFailure) throw this.#batchFailure;
+      await this.#writeBatch(db);
+      // Unreachable (nothing is in flight here), but a second pending batch would silently replace the first.
+      if (this.#batch) throw new Error('the previous batch is not written yet');
+      const started = await closeWindow({ db, log, key, now: clock.now(), crypto: this.#crypto }, this.#window, this.committedSize, command.reason);
+      if (!started) return { answer: Promise.resolve({ ok: true, data: { closed: false, batch: null } }) };
+      this.#window = { lastBatchNumber: started.number, closedSize: this.committedSize, openedAt: null };
+      const pending = this.#startBatch(started.built);
+      if (command.reason !== 'settle') return { answer: Promise.resolve({ ok: true, data: { closed: true } }) };
+      return {
+        answer: pending.written.then(
+          ({ balance_tree: _balances, withdrawal_tree: _withdrawals, event_id: _id, ...summary }) => ({
+            ok: true,
+            data: { closed: true, batch: batchView(summary, chain) },
+          }),
+          failed,
+        ),
+      };
+    } catch (error) {
+      return { answer: Promise.resolve(failed(error)) };
     }
+  }
+
+  #startBatch(built: Promise<BuiltBatch>): PendingBatch {
+    let resolve: (batch: BatchTable) => void = () => undefined;
+    let reject: (error: Error) => void = () => undefined;
+    const written = new Promise<BatchTable>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Nobody may be waiting (a close by count): a batch that is never written is logged where it fails.
+    written.catch(() => undefined);
+    const pending: PendingBatch = { built: undefined, writing: false, written, resolve, reject, building: Promise.resolve() };
+    pending.building = built.then(
+      (row) => {
+        pending.built = row;
+        this.#wake?.();
+      },
+      (error: unknown) => {
+        this.#options.logger.error({ err: error }, 'building a batch failed');
+        const failure = error instanceof Error ? error : new Error(String(error));
+        this.#batchFailure ??= failure;
+        pending.reject(failure);
+        this.#wake?.();
+      },
+    );
+    this.#batch = pending;
+    return pending;
   }
 
   /** Returns expired holds and closes a window that has been open long enough, while this instance leads. */

@@ -172,7 +172,7 @@ export const batchSummaryColumns = [
 ] as const;
 
 /** A batch row without its two tree dumps (large; proofs are served by their own routes). */
-export type BatchSummary = Omit<BatchTable, 'balance_tree' | 'withdrawal_tree'>;
+export type BatchSummary = Omit<BatchTable, 'balance_tree' | 'withdrawal_tree' | 'event_id'>;
 
 /** A batch without its balance-tree dump (large; proofs are served by their own route). */
 export interface BatchView {

@@ -3,10 +3,8 @@ import { signCheckpoint } from '@platform/kit/receipt-log/checkpoint';
 import { type Kysely, sql } from 'kysely';
 import type { BatchTable, SettlementSchema } from '../db/schema.ts';
 import type { CryptoWorker } from '../ledger/crypto-worker.ts';
-import { writeRows } from '../ledger/group-store.ts';
 import type { SequencerKey } from '../ledger/ledger-key.ts';
 import type { LogView } from '../ledger/log-view.ts';
-import { anchorEventId } from '../stream/event-log.ts';
 
 /** Where the last batch left the log; the open window is everything after it. */
 export interface WindowState {
@@ -24,9 +22,10 @@ export interface CloseDeps {
   now: Date;
   /** Builds the balance tree off the request thread. */
   crypto: CryptoWorker;
-  /** Told of each batch once written (the chain side anchors it). */
-  onBatch?: ((batch: BatchTable) => void) | undefined;
 }
+
+/** A batch ready to write: everything but its place in the event log, which the writer gives it as it writes it. */
+export type BuiltBatch = Omit<BatchTable, 'event_id'>;
 
 export async function readWindowState(db: Kysely<SettlementSchema>): Promise<WindowState> {
   const last = await db.selectFrom('batches').select(['number', 'log_size']).orderBy('number', 'desc').limit(1).executeTakeFirst();
@@ -41,10 +40,11 @@ export async function readWindowState(db: Kysely<SettlementSchema>): Promise<Win
 
 /**
  * Closes the open window into a batch: the signed checkpoint of the receipt log at `logSize`, the balance
- * tree over every account, and the anchor the chain would receive, written in one statement. It starts on the
- * single writer between groups, so the accounts it reads are exactly the state after receipt `logSize`; once
- * that snapshot is taken it returns, and `written` finishes the batch (the tree is built on the crypto worker)
- * while later groups go on. Returns undefined when the window is empty: no empty batches.
+ * tree over every account, and the anchor the chain would receive. It starts on the single writer between
+ * groups, so the accounts it reads are exactly the state after receipt `logSize`; once that snapshot is taken it
+ * returns, and `built` finishes the row (the tree is built on the crypto worker) while later groups go on. The
+ * writer writes it, in order with its group commits (sequencer.ts). Returns undefined when the window is empty:
+ * no empty batches.
  *
  * A leaf's amount is balance + held: what the account could take out through the vault's forced
  * withdrawal if the sequencer vanished (its own open holds return to it), so the leaves add up to supply.
@@ -54,7 +54,7 @@ export async function closeWindow(
   state: WindowState,
   logSize: number,
   reason: string,
-): Promise<{ number: bigint; written: Promise<BatchTable> } | undefined> {
+): Promise<{ number: bigint; built: Promise<BuiltBatch> } | undefined> {
   if (logSize <= state.closedSize || state.openedAt === null) return undefined;
   await deps.log.ensure(deps.db, logSize);
   const rootHash = deps.log.cache.root(logSize);
@@ -71,7 +71,7 @@ export async function closeWindow(
   const number = state.lastBatchNumber + 1n;
   return {
     number,
-    written: finishBatch(deps, {
+    built: buildBatch(deps, {
       accounts,
       withdrawals,
       depositsCovered,
@@ -97,7 +97,7 @@ export async function depositsSeen(db: Kysely<SettlementSchema>): Promise<bigint
   return rows[0]?.next === null || rows[0]?.next === undefined ? 0n : BigInt(rows[0].next);
 }
 
-async function finishBatch(
+async function buildBatch(
   deps: CloseDeps,
   snapshot: {
     accounts: Array<{ did: string; balance: bigint; held: bigint; payout_address: string | null }>;
@@ -111,7 +111,7 @@ async function finishBatch(
     checkpoint: string;
     reason: string;
   },
-): Promise<BatchTable> {
+): Promise<BuiltBatch> {
   const { accounts, withdrawals, depositsCovered, openedAt, number, first, logSize, rootHash, checkpoint, reason } = snapshot;
   const tree = await deps.crypto.balanceTree(
     accounts.map((account) => ({ did: account.did, payout: account.payout_address, micros: account.balance + account.held })),
@@ -119,7 +119,7 @@ async function finishBatch(
   const burned = await deps.crypto.withdrawalTree(
     withdrawals.map((withdrawal) => ({ id: withdrawal.id, to: withdrawal.payout_address, micros: withdrawal.amount })),
   );
-  const row: BatchTable = {
+  return {
     id: uuidv7(deps.now.getTime()),
     number,
     first_seq: BigInt(first),
@@ -141,7 +141,4 @@ async function finishBatch(
     deposits_covered: depositsCovered,
     anchor_gas_used: null,
   };
-  await writeRows(deps.db, { batches: [row] }, anchorEventId(row.log_size));
-  deps.onBatch?.(row);
-  return row;
 }
