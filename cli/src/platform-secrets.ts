@@ -1,8 +1,10 @@
 import { hkdfSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
+import { userIdFromSettingOrFile } from '@platform/kit/user-id-file';
 
 /**
  * `platform up` is secure by default: one root secret (PLATFORM_SECRET, or 32 random bytes generated once into
@@ -31,7 +33,9 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'SETTLEMENT_AGENT_AUTH_SECRET', label: 'settlement/principal', services: ['settlement'] },
   { setting: 'MARKETPLACE_AGENT_AUTH_SECRET', label: 'marketplace/principal', services: ['marketplace'] },
   { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', ...callers] },
-  { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', ...callers] },
+  // The root of the memory server's owner tokens: the router mints each daemon's from it, and no daemon gets it
+  // (it would read every user's memories); the daemon `up` runs itself gets its own user's (daemonUserSecrets).
+  { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', 'router'] },
   { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', ...callers] },
   // The daemons do not call the connector themselves: their stdio proxy child gets it (DAEMON_MCP_SERVERS env_pass).
   { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', ...callers] },
@@ -89,6 +93,18 @@ export function secretsFor(service: string, root: Buffer, env: Env, serviceDataD
   if (service === 'contracts' && !env.CONTRACTS_WALLET_KEY && !existsSync(join(serviceDataDir, 'wallet.key')))
     secrets.CONTRACTS_WALLET_KEY = deriveKey(root, 'contracts/wallet-seal').toString('hex');
   return secrets;
+}
+
+/**
+ * What the daemon `up` runs itself gets for its one user: DAEMON_USER_ID (the setting, or the id in its folder,
+ * generated there the first time, as the daemon itself would) and that user's memory token, minted from the memory
+ * server's root (the environment's MEMORY_MCP_TOKEN, or the derived one). It replaces any MEMORY_MCP_TOKEN the
+ * environment holds: under `up` that is the memory server's root, which no daemon may hold.
+ */
+export function daemonUserSecrets(root: Buffer, env: Env, daemonDataDir: string): Record<string, string> {
+  const userId = userIdFromSettingOrFile(env.DAEMON_USER_ID ?? '', daemonDataDir);
+  const memoryRoot = env.MEMORY_MCP_TOKEN || (derivedValue('MEMORY_MCP_TOKEN', root) as string);
+  return { DAEMON_USER_ID: userId, MEMORY_MCP_TOKEN: new OwnerTokens(memoryRoot, memoryOwnerTokens).mint(userId) };
 }
 
 /** The value of one derived setting (for `platform secret <SETTING>`); undefined for a name that is not derived. */

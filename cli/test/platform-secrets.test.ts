@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
+import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { daemonUserSecrets, derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
 
 describe('platform up: secrets derived from one root', () => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-secrets-'));
@@ -45,10 +46,39 @@ describe('platform up: secrets derived from one root', () => {
       'SCHEDULER_TOKEN',
       'SCHEDULER_WAKE_TOKEN',
     ]);
-    const daemon = secretsFor('daemon', root, { MEMORY_MCP_TOKEN: 'operator-set' }, join(dir, 'daemon'));
-    assert.equal(daemon.MEMORY_MCP_TOKEN, undefined, 'the environment keeps its value');
+    const daemon = secretsFor('daemon', root, { SCHEDULER_TOKEN: 'operator-set' }, join(dir, 'daemon'));
+    assert.equal(daemon.SCHEDULER_TOKEN, undefined, 'the environment keeps its value');
     assert.equal(daemon.LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
     assert.equal(daemon.SETTLEMENT_AGENT_AUTH_SECRET, undefined, 'a principal-token secret stays with its service');
+  });
+
+  test("the memory server's root token goes to the memory server and the router, never to a daemon", () => {
+    const memoryRoot = derivedValue('MEMORY_MCP_TOKEN', root);
+    assert.equal(secretsFor('memory', root, {}, join(dir, 'memory')).MEMORY_MCP_TOKEN, memoryRoot);
+    assert.equal(secretsFor('router', root, {}, join(dir, 'router')).MEMORY_MCP_TOKEN, memoryRoot, 'the router mints each daemon’s from it');
+    assert.equal(secretsFor('daemon', root, {}, join(dir, 'daemon')).MEMORY_MCP_TOKEN, undefined);
+  });
+
+  test('the daemon `up` runs gets its own user’s memory token, for the user in its folder, in place of any root', () => {
+    const folder = join(dir, 'daemon-user');
+    const first = daemonUserSecrets(root, {}, folder);
+    const userId = readFileSync(join(folder, 'user-id'), 'utf8').trim();
+    assert.match(userId, /^[0-9a-f-]{36}$/, 'a user id generated once into the folder, as the daemon would');
+    assert.equal(first.DAEMON_USER_ID, userId);
+    assert.deepEqual(daemonUserSecrets(root, {}, folder), first, 'the same user and token on the next start');
+    const derivedRoot = derivedValue('MEMORY_MCP_TOKEN', root) as string;
+    assert.deepEqual(new OwnerTokens(derivedRoot, memoryOwnerTokens).verify(first.MEMORY_MCP_TOKEN as string), { ok: true, owner: userId });
+    assert.notEqual(first.MEMORY_MCP_TOKEN, derivedRoot);
+
+    // Under `up` a MEMORY_MCP_TOKEN in the environment is the memory server's root: the daemon gets a token minted from it.
+    const operator = daemonUserSecrets(root, { MEMORY_MCP_TOKEN: 'operator-memory-root', DAEMON_USER_ID: 'user.two' }, folder);
+    assert.equal(operator.DAEMON_USER_ID, 'user.two', 'DAEMON_USER_ID wins over the folder');
+    assert.deepEqual(new OwnerTokens('operator-memory-root', memoryOwnerTokens).verify(operator.MEMORY_MCP_TOKEN as string), {
+      ok: true,
+      owner: 'user.two',
+    });
+    assert.notEqual(operator.MEMORY_MCP_TOKEN, 'operator-memory-root');
+    assert.notEqual(operator.MEMORY_MCP_TOKEN, first.MEMORY_MCP_TOKEN);
   });
 
   test("the contract engine's wallet key is derived for a new folder, and an older folder keeps its own key file", () => {

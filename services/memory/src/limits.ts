@@ -25,4 +25,6 @@ export const limits = {
   reasonChars: 500,
   /** Request body: a full batch of the largest memories, 4 bytes per character at worst, plus room. */
   bodyBytes: 4 * 1024 * 1024,
+  /** Owners whose term statistics stay in memory (least recently active dropped first, loaded again on their next request). */
+  ownersCached: 256,
 } as const;

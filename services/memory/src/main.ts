@@ -31,7 +31,6 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       url: running.url,
       database: database.location,
       vectors: config.embeddings ? memory.service.vectors : 'off',
-      memories: memory.service.lexicon.documentCount,
     },
     'memory server listening',
   );

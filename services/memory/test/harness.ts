@@ -13,6 +13,7 @@ import { type ComposedMemory, composeMemory } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import type { MemorySchema } from '../src/db/schema.ts';
 import { pgliteExtensions } from '../src/main.ts';
+import { rootOwner } from '../src/owners.ts';
 
 export const token = 'test-memory-token-3c9a';
 export const startTime = '2026-06-01T12:00:00.000Z';
@@ -112,6 +113,8 @@ export async function startMemory(database: Database<MemorySchema>, options: Mem
     clock,
     database,
     service: composed.service,
+    /** The term statistics of the root token's owner, whom every call of this harness acts as. */
+    lexicon: () => composed.service.lexiconOf(rootOwner),
     backfill: composed.backfill,
     call,
     ok,

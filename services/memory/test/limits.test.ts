@@ -383,7 +383,7 @@ for (const engine of testEngines()) {
         scope,
       );
       await server.ok('forget', { id: forgotten });
-      const documents = server.service.lexicon.documentCount;
+      const documents = (await server.lexicon()).documentCount;
       const batch = (third: Record<string, unknown>) => ({
         scope,
         memories: [
@@ -410,7 +410,7 @@ for (const engine of testEngines()) {
         );
         assert.equal((await server.ok('get', { id: kept })).status, 'valid', 'the first memory’s supersession was rolled back');
         assert.equal((await server.ok('get', { id: keyed })).status, 'valid', 'the key’s previous holder is still current');
-        assert.equal(server.service.lexicon.documentCount, documents, 'the term statistics did not count the refused memories');
+        assert.equal((await server.lexicon()).documentCount, documents, 'the term statistics did not count the refused memories');
       }
       // Without the bad memory the same batch goes through, each memory created anew.
       const stored = await server.ok('remember', { scope, memories: batch({ content: 'The user bought an oboe reed.' }).memories });
@@ -420,7 +420,7 @@ for (const engine of testEngines()) {
       );
       assert.deepEqual(stored.memories[0].superseded, [kept]);
       assert.deepEqual(stored.memories[1].superseded, [keyed]);
-      assert.equal(server.service.lexicon.documentCount, documents + 3);
+      assert.equal((await server.lexicon()).documentCount, documents + 3);
     });
   });
 }

@@ -82,15 +82,18 @@ for (const engine of testEngines()) {
         });
         return reads;
       };
-      const statistics = () => ({
-        documents: server.service.lexicon.documentCount,
-        averageLength: server.service.lexicon.averageLength,
-        zanzibar: server.service.lexicon.documentFrequency('zanzibar'),
-        coffee: server.service.lexicon.documentFrequency('coffe'),
-      });
+      const statistics = async () => {
+        const lexicon = await server.lexicon();
+        return {
+          documents: lexicon.documentCount,
+          averageLength: lexicon.averageLength,
+          zanzibar: lexicon.documentFrequency('zanzibar'),
+          coffee: lexicon.documentFrequency('coffe'),
+        };
+      };
 
       const beforeRestart = await answers();
-      const statisticsBefore = statistics();
+      const statisticsBefore = await statistics();
       assert.deepEqual(statisticsBefore.zanzibar, 1);
       assert.ok(statisticsBefore.coffee >= 3);
 
@@ -100,7 +103,7 @@ for (const engine of testEngines()) {
       server = await startMemory(database, { clock });
 
       assert.deepEqual(await answers(), beforeRestart);
-      assert.deepEqual(statistics(), statisticsBefore, 'the term statistics were loaded from the stored memories');
+      assert.deepEqual(await statistics(), statisticsBefore, 'the term statistics were loaded from the stored memories');
       // A sanity check that the comparison compares something: the answers hold the memories and their scores.
       const recalled = beforeRestart.find(([name]) => name === 'recall coffee Zanzibar')?.[1] as { body: { data: { memories: { id: string }[] } } };
       // The rare word outweighs the common one: the honeymoon comes before the memories about coffee.
@@ -139,7 +142,7 @@ for (const engine of testEngines()) {
         [lisbon, porto, braga],
       );
       assert.equal(history.current, braga);
-      assert.equal(server.service.lexicon.documentCount, statisticsBefore.documents + 2, 'new memories count on top of the reloaded ones');
+      assert.equal((await server.lexicon()).documentCount, statisticsBefore.documents + 2, 'new memories count on top of the reloaded ones');
     });
   });
 }

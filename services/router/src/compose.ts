@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
@@ -39,6 +40,16 @@ export function daemonTokenFor(root: string) {
   return (userId: string) => createHmac('sha256', root).update(`platform-daemon-token:${userId}`).digest('base64url');
 }
 
+/**
+ * The per-user secrets a daemon starts with: its own bearer, and its user's memory token (an owner token minted from
+ * the memory server's root, so the daemon reads and writes its own user's memories and nobody else's).
+ */
+export function daemonSecrets(roots: { daemonTokenRoot: string; memoryTokenRoot: string }): (userId: string) => Record<string, string> {
+  const bearer = daemonTokenFor(roots.daemonTokenRoot);
+  const memory = roots.memoryTokenRoot === '' ? undefined : new OwnerTokens(roots.memoryTokenRoot, memoryOwnerTokens);
+  return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...(memory && { MEMORY_MCP_TOKEN: memory.mint(userId) }) });
+}
+
 /** Everything between an open database and two listening apps, shared by main and the tests. */
 export async function composeRouter(
   database: Database<RouterSchema>,
@@ -48,11 +59,12 @@ export async function composeRouter(
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
   const daemonToken = daemonTokenFor(options.daemonTokenRoot);
+  const secretsFor = daemonSecrets({ daemonTokenRoot: options.daemonTokenRoot, memoryTokenRoot: config.memoryTokenRoot });
   const provider: EnvironmentProvider =
     options.provider ??
     (config.provider === 'fly' && config.fly
-      ? new FlyProvider(config.fly, { tokenFor: daemonToken, daemonPort: config.daemonPort, logger })
-      : new ProcessProvider(config.processProvider, { tokenFor: daemonToken, logger }));
+      ? new FlyProvider(config.fly, { secretsFor, daemonPort: config.daemonPort, logger })
+      : new ProcessProvider(config.processProvider, { tokenFor: daemonToken, secretsFor, logger }));
   const users = new UsersRepository(database.db, clock);
   const directory = new UserDirectory(users, clock);
   const unlisten = await database.listen(usersChannel, (id) => (id ? directory.invalidate(id) : directory.clear()));

@@ -69,6 +69,11 @@ export interface RouterConfig extends BaseConfig {
   readonly wakeToken: string;
   /** Root of the per-user daemon bearers (each daemon gets an HMAC of it and its user id). */
   readonly daemonTokenRoot: string;
+  /**
+   * The memory server's root MEMORY_MCP_TOKEN: each daemon gets the owner token of its user minted from it, never the
+   * root itself (which would read every user's memories). Empty: the daemons get no memory token.
+   */
+  readonly memoryTokenRoot: string;
   readonly gatewayUrl: string;
   readonly gatewayToken: string;
   readonly daemonPort: number;
@@ -89,12 +94,14 @@ export interface RouterConfig extends BaseConfig {
   readonly publicReads: PublicReadSettings;
 }
 
-/** The settings every daemon gets from the router's own environment (a daemon never sees the router's secrets). */
+/**
+ * The settings every daemon gets from the router's own environment (a daemon never sees the router's secrets).
+ * MEMORY_MCP_TOKEN is not one of them: each daemon gets its own user's memory token (compose.ts `daemonSecrets`).
+ */
 export const defaultDaemonEnv = [
   'PLATFORM_GATEWAY_URL',
   'PLATFORM_GATEWAY_TOKEN',
   'PLATFORM_MEMORY_URL',
-  'MEMORY_MCP_TOKEN',
   'PLATFORM_CONTRACTS_URL',
   'PLATFORM_CONTRACT_TOKEN',
   'PLATFORM_SCHEDULER_URL',
@@ -127,6 +134,9 @@ function address(env: Env, name: string, fallback: ListenAddress): ListenAddress
   return { host: (match[1] ?? match[2]) as string, port };
 }
 
+/** Settings never passed through as they are, whatever ROUTER_DAEMON_ENV lists: each daemon gets its own instead. */
+const perUserSettings = new Set(['MEMORY_MCP_TOKEN', 'PLATFORM_DAEMON_TOKEN']);
+
 function daemonEnv(env: Env): Record<string, string> {
   const names =
     read
@@ -134,7 +144,10 @@ function daemonEnv(env: Env): Record<string, string> {
       ?.split(',')
       .map((name) => name.trim()) ?? defaultDaemonEnv;
   const picked: Record<string, string> = {};
-  for (const name of names) if (env[name] !== undefined && env[name] !== '') picked[name] = env[name] as string;
+  for (const name of names) {
+    if (perUserSettings.has(name)) throw new ConfigError(`ROUTER_DAEMON_ENV may not list ${name}: each daemon gets its own user's, derived by the router`);
+    if (env[name] !== undefined && env[name] !== '') picked[name] = env[name] as string;
+  }
   return picked;
 }
 
@@ -217,6 +230,7 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
     adminToken: read.string(env, 'ROUTER_ADMIN_TOKEN', ''),
     wakeToken: read.string(env, 'ROUTER_WAKE_TOKEN', ''),
     daemonTokenRoot,
+    memoryTokenRoot: read.string(env, 'MEMORY_MCP_TOKEN', ''),
     gatewayUrl: read.url(env, 'ROUTER_GATEWAY_URL', 'http://127.0.0.1:9090', ['http:', 'https:']).replace(/\/+$/, ''),
     gatewayToken: read.string(env, 'PLATFORM_GATEWAY_TOKEN', ''),
     daemonPort: read.integer(env, 'ROUTER_DAEMON_PORT', 8080, { min: 1, max: 65535 }),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import { freePort } from '@platform/kit/free-port';
 import { testEngines } from '@platform/testkit/databases';
 import { daemonLaunch } from '../src/main.ts';
@@ -9,6 +10,7 @@ import { adminToken, type IdentityProvider, startIdentityProvider, startRouter, 
 
 const [pglite] = testEngines();
 const flyToken = 'fly-api-token-for-tests';
+const memoryRoot = 'memory-root-token-for-fly-tests';
 
 describe('the fly provider against a server speaking the Machines API', () => {
   let idp: IdentityProvider;
@@ -27,6 +29,7 @@ describe('the fly provider against a server speaking the Machines API', () => {
         FLY_DAEMON_IMAGE: 'registry.fly.io/platform-daemon:test',
         ROUTER_DAEMON_PORT: String(await freePort()),
         PLATFORM_GATEWAY_URL: 'http://127.0.0.1:9/v1',
+        MEMORY_MCP_TOKEN: memoryRoot,
       },
     });
   });
@@ -52,7 +55,9 @@ describe('the fly provider against a server speaking the Machines API', () => {
     assert.equal(machine.config.env.PLATFORM_GATEWAY_URL, 'http://127.0.0.1:9/v1', 'the daemons’ settings are passed');
     assert.match(machine.config.env.PLATFORM_DAEMON_TOKEN ?? '', /^[A-Za-z0-9_-]{43}$/);
     const settings = JSON.stringify(machine.config.env);
-    for (const secret of [adminToken, wakeToken, flyToken]) assert.ok(!settings.includes(secret), 'no router secret reaches a machine');
+    for (const secret of [adminToken, wakeToken, flyToken, memoryRoot]) assert.ok(!settings.includes(secret), 'no router secret reaches a machine');
+    const memoryToken = new OwnerTokens(memoryRoot, memoryOwnerTokens).verify(machine.config.env.MEMORY_MCP_TOKEN ?? '');
+    assert.deepEqual(memoryToken, { ok: true, owner: sub }, "the machine holds its own user's memory token");
 
     const token = await idp.token({ sub });
     const me = await router.call('GET', '/me', token);

@@ -9,7 +9,7 @@ import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { OAuth2Server } from 'oauth2-mock-server';
 import type { Logger } from 'pino';
-import { type ComposedRouter, composeRouter, daemonTokenFor } from '../src/compose.ts';
+import { type ComposedRouter, composeRouter, daemonSecrets, daemonTokenFor } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import type { RouterSchema } from '../src/db/schema.ts';
 import { ProcessProvider } from '../src/environments/process-provider.ts';
@@ -95,7 +95,13 @@ export async function startRouter(
     daemonLaunch,
   );
   const clock = options.clock ?? systemClock;
-  const provider = options.provider?.(new ProcessProvider(config.processProvider, { tokenFor: daemonTokenFor(daemonRoot), logger: silentLogger }));
+  const provider = options.provider?.(
+    new ProcessProvider(config.processProvider, {
+      tokenFor: daemonTokenFor(daemonRoot),
+      secretsFor: daemonSecrets({ daemonTokenRoot: daemonRoot, memoryTokenRoot: config.memoryTokenRoot }),
+      logger: silentLogger,
+    }),
+  );
   const router = await composeRouter(database, config, {
     clock,
     logger: options.logger ?? silentLogger,

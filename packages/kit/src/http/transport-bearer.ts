@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { OwnerTokens } from '../auth/owner-token.ts';
 import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
 import { apiDocsPaths, documentSecurity } from './openapi.ts';
@@ -8,6 +9,19 @@ export interface TransportBearerOptions {
   token: string;
   /** Paths that never need the bearer (health and root); the API description (`/openapi.json`, `/docs`) never does either. */
   publicPaths: readonly string[];
+  /**
+   * Also accept owner tokens minted from `token` (`auth/owner-token.ts`), and set `request.bearerOwner`: the owner a
+   * verified owner token names, or `rootOwner` for the root token itself. A service that scopes data per owner
+   * reads the owner from there, never from the request's body.
+   */
+  owners?: { tokens: OwnerTokens; rootOwner: string };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The owner the bearer verified as (`owners` option only); null when not checked. */
+    bearerOwner: string | null;
+  }
 }
 
 /** Reads `Authorization: Bearer <token>`; returns the token or undefined. */
@@ -25,6 +39,7 @@ export function bearerFrom(request: FastifyRequest): string | undefined {
  * @example requireTransportBearer(app, { token: config.transportToken, publicPaths: ['/', '/healthz'] })
  */
 export function requireTransportBearer(app: FastifyInstance, options: TransportBearerOptions): void {
+  if (options.owners !== undefined) app.decorateRequest('bearerOwner', null);
   if (options.token === '') {
     app.log.warn('transport bearer is empty: every path is open; use this only on loopback or in development');
     return;
@@ -37,6 +52,14 @@ export function requireTransportBearer(app: FastifyInstance, options: TransportB
     if (publicPaths.has(request.routeOptions.url ?? '')) return;
     const presented = bearerFrom(request);
     if (presented === undefined) throw new ServiceError('unauthorized', 'missing transport bearer (Authorization: Bearer <token>)');
+    const owners = options.owners;
+    if (owners?.tokens.claims(presented)) {
+      const check = owners.tokens.verify(presented);
+      if (!check.ok) throw new ServiceError('unauthorized', `invalid owner token: ${check.reason}`);
+      request.bearerOwner = check.owner;
+      return;
+    }
     if (!safeEqual(presented, options.token)) throw new ServiceError('unauthorized', 'invalid transport bearer');
+    if (owners !== undefined) request.bearerOwner = owners.rootOwner;
   });
 }

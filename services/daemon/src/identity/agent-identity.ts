@@ -1,11 +1,10 @@
 import type { KeyObject } from 'node:crypto';
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentKey, agentKeyFromSeed } from '@platform/client/agent-key';
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
-import { ConfigError } from '@platform/kit/config';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
+import { userIdFromSettingOrFile } from '@platform/kit/user-id-file';
 
 /** Who this daemon is: the user it serves and the agent key that signs its journal and authenticates it to services. */
 export interface AgentIdentity {
@@ -20,23 +19,6 @@ export interface AgentIdentity {
   readonly keySource: string;
 }
 
-/** A user id from the setting, or (development) a UUID generated once into DATA_DIR/user-id. */
-function userIdFrom(configured: string, dataDir: string): string {
-  if (configured !== '') return configured;
-  const path = join(dataDir, 'user-id');
-  try {
-    const stored = readFileSync(path, 'utf8').trim();
-    if (!/^[A-Za-z0-9._-]{1,128}$/.test(stored)) throw new ConfigError(`${path} does not hold a user id`);
-    return stored;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const id = randomUUID();
-  writeFileSync(path, `${id}\n`, { mode: 0o600, flag: 'wx' });
-  return readFileSync(path, 'utf8').trim();
-}
-
 /**
  * Loads (or, in development, creates once) the daemon's identity, and writes its public half to
  * DATA_DIR/identity.json so a journal copied out of the folder can be verified offline.
@@ -44,7 +26,7 @@ function userIdFrom(configured: string, dataDir: string): string {
  * @example const identity = loadIdentity({ userId: config.userId, agentKeyHex: config.agentKeyHex, dataDir: config.dataDir })
  */
 export function loadIdentity(options: { userId: string; agentKeyHex: string; dataDir: string }): AgentIdentity {
-  const userId = userIdFrom(options.userId, options.dataDir);
+  const userId = userIdFromSettingOrFile(options.userId, options.dataDir);
   const seed = secretFromSettingOrFile(options.agentKeyHex, options.dataDir, 'agent.key', 'DAEMON_AGENT_KEY');
   const agentKey = agentKeyFromSeed(seed.hex, userId);
   const identity: AgentIdentity = {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { rootOwner } from '../owners.ts';
 
 /**
  * The fingerprint that makes a near duplicate visible to a unique index: the memory's stems in the order they
@@ -86,4 +87,27 @@ const memories: Migration = {
   },
 };
 
-export const migrations: Record<string, Migration> = { '0001_memories': memories };
+/**
+ * Memories belong to an owner, taken only from the verified bearer (the root token's owner, or the user a per-user
+ * token names). Rows from before owners belong to the root token's owner, which they were stored under. Duplicates,
+ * keys and listing are per owner, then per scope.
+ */
+const owners: Migration = {
+  async up(db) {
+    await sql`alter table memories add column owner text not null default ${sql.lit(rootOwner)}`.execute(db);
+    // Every writer names the owner from here on; a default would hide one that forgot.
+    await sql`alter table memories alter column owner drop default`.execute(db);
+    await sql`drop index memories_current_fingerprint`.execute(db);
+    await sql`drop index memories_current_key`.execute(db);
+    await sql`drop index memories_scope_created`.execute(db);
+    await sql`create unique index memories_current_fingerprint on memories (owner, scope, fingerprint) where invalidated_at is null and forgotten_at is null`.execute(
+      db,
+    );
+    await sql`create unique index memories_current_key on memories (owner, scope, key) where key is not null and invalidated_at is null and forgotten_at is null`.execute(
+      db,
+    );
+    await sql`create index memories_owner_scope_created on memories (owner, scope, created_at desc, id desc)`.execute(db);
+  },
+};
+
+export const migrations: Record<string, Migration> = { '0001_memories': memories, '0002_owners': owners };

@@ -5,6 +5,8 @@ export const memoryKinds: readonly MemoryKind[] = ['fact', 'preference', 'event'
 
 export interface MemoriesTable {
   id: string;
+  /** Whose memory it is: from the verified bearer only (`src/owners.ts`). */
+  owner: string;
   scope: string;
   content: string | null;
   kind: MemoryKind;

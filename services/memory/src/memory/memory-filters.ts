@@ -4,6 +4,8 @@ import { textArray } from './sql-fragments.ts';
 
 /** What a recall or search may look at. Erased memories are never read. */
 export interface MemoryFilters {
+  /** From the verified bearer: nothing of another owner is ever read. */
+  owner: string;
   scope: string;
   kinds?: readonly MemoryKind[] | undefined;
   /** Memories holding every one of these tags. */
@@ -16,7 +18,7 @@ export interface MemoryFilters {
 
 /** The filters as one SQL condition over the alias `m`. */
 export function filterCondition(filters: MemoryFilters): RawBuilder<boolean> {
-  const conditions: RawBuilder<unknown>[] = [sql`m.scope = ${filters.scope}`, sql`not m.erased`];
+  const conditions: RawBuilder<unknown>[] = [sql`m.owner = ${filters.owner}`, sql`m.scope = ${filters.scope}`, sql`not m.erased`];
   if (!filters.includeSuperseded) conditions.push(sql`m.invalidated_at is null`);
   if (!filters.includeForgotten) conditions.push(sql`m.forgotten_at is null`);
   if (filters.kinds !== undefined && filters.kinds.length > 0) conditions.push(sql`m.kind = any(${textArray(filters.kinds)})`);

@@ -6,8 +6,8 @@ import type { Logger } from 'pino';
 import type { MemoryKind, MemorySchema } from '../db/schema.ts';
 import type { Embedder } from '../embeddings/embedder.ts';
 import { type VectorBackend, vectorValue } from '../embeddings/vector-column.ts';
-import type { Lexicon } from './lexicon.ts';
 import { estimateTokens, type MemoryRow, type MemoryView, memoryColumns, statusOf, viewOf } from './memory-view.ts';
+import type { OwnerLexicons } from './owner-lexicons.ts';
 import { searchVectorSql, textArray } from './sql-fragments.ts';
 
 export interface NewMemory {
@@ -36,7 +36,7 @@ export interface StoreDeps {
   db: Kysely<MemorySchema>;
   clock: Clock;
   textSearchConfig: string;
-  lexicon: Lexicon;
+  lexicons: OwnerLexicons;
   vectors: VectorBackend;
   embedder: Embedder | undefined;
   logger: Logger;
@@ -48,7 +48,10 @@ type Tx = Transaction<MemorySchema>;
 class WriteRace extends Error {}
 const raceRetries = 3;
 
-/** Writes and direct reads of memories: remember (with duplicates and supersession), forget, get, history. */
+/**
+ * Writes and direct reads of memories: remember (with duplicates and supersession), forget, get, history. Every
+ * operation is one owner's: another owner's memory is not found (404, so its existence does not leak either).
+ */
 export class MemoryStore {
   private readonly deps: StoreDeps;
 
@@ -57,17 +60,20 @@ export class MemoryStore {
   }
 
   /** Stores a batch atomically: every memory lands, or none does and the error names the one refused. */
-  async remember(scope: string, items: readonly NewMemory[]): Promise<RememberOutcome[]> {
+  async remember(owner: string, scope: string, items: readonly NewMemory[]): Promise<RememberOutcome[]> {
     const vectors = await this.embedQuietly(items.map((item) => item.content));
+    // Before the transaction: a first load then reads the table without this batch, which is counted below.
+    const { lexicon } = await this.deps.lexicons.of(owner);
+    const where = { owner, scope };
     for (let attempt = 1; ; attempt++) {
       const created: string[][] = [];
       try {
         const outcomes = await this.deps.db.transaction().execute(async (tx) => {
           const results: RememberOutcome[] = [];
-          for (const [index, item] of items.entries()) results.push(await this.rememberOne(tx, scope, item, index, vectors?.[index], created));
+          for (const [index, item] of items.entries()) results.push(await this.rememberOne(tx, where, item, index, vectors?.[index], created));
           return results;
         });
-        for (const lexemes of created) this.deps.lexicon.record(lexemes, 1);
+        for (const lexemes of created) lexicon.record(lexemes, 1);
         return outcomes;
       } catch (error) {
         const raced = error instanceof WriteRace || (error as { code?: unknown }).code === '23505';
@@ -78,7 +84,7 @@ export class MemoryStore {
 
   private async rememberOne(
     tx: Tx,
-    scope: string,
+    { owner, scope }: { owner: string; scope: string },
     item: NewMemory,
     index: number,
     vector: number[] | undefined,
@@ -87,21 +93,21 @@ export class MemoryStore {
     const now = this.deps.clock.now();
     const id = monotonicUuidv7(now.getTime());
     const config = this.deps.textSearchConfig;
-    const superseded = await this.supersedeNamed(tx, scope, item.supersedes, id, now, index);
+    const superseded = await this.supersedeNamed(tx, { owner, scope }, item.supersedes, id, now, index);
     if (item.key !== undefined) {
       // A new memory under the same key replaces the current one, unless it says the same thing (then it is a duplicate).
       const replaced = await sql<{ id: string }>`
         update memories set invalidated_at = ${now}, superseded_by = ${id}
-        where scope = ${scope} and key = ${item.key} and invalidated_at is null and forgotten_at is null
+        where owner = ${owner} and scope = ${scope} and key = ${item.key} and invalidated_at is null and forgotten_at is null
           and fingerprint is distinct from memory_fingerprint(${config}::regconfig, ${item.content})
         returning id`.execute(tx);
       superseded.push(...replaced.rows.map((row) => row.id));
     }
     const embedding = vector === undefined || this.deps.embedder === undefined ? null : vectorValue(this.deps.vectors, vector);
     const inserted = await sql<{ id: string; lexemes: string[] }>`
-      insert into memories (id, scope, content, kind, tags, key, importance, source_conversation_id, source_intent_id, created_at,
+      insert into memories (id, owner, scope, content, kind, tags, key, importance, source_conversation_id, source_intent_id, created_at,
                             fingerprint, search_vector, token_estimate, embedding, embedding_model)
-      values (${id}, ${scope}, ${item.content}, ${item.kind}, ${textArray(item.tags)}, ${item.key ?? null}, ${item.importance},
+      values (${id}, ${owner}, ${scope}, ${item.content}, ${item.kind}, ${textArray(item.tags)}, ${item.key ?? null}, ${item.importance},
               ${item.source.conversation_id ?? null}, ${item.source.intent_id ?? null}, ${now},
               memory_fingerprint(${config}::regconfig, ${item.content}), ${searchVectorSql(config, sql`${item.content}`, textArray(item.tags), sql`${item.key ?? null}::text`)},
               ${estimateTokens(item.content)}, ${embedding}, ${embedding === null ? null : (this.deps.embedder?.model ?? null)})
@@ -114,7 +120,7 @@ export class MemoryStore {
     }
     const existing = await sql<{ id: string }>`
       select id from memories
-      where scope = ${scope} and fingerprint = memory_fingerprint(${config}::regconfig, ${item.content}) and invalidated_at is null and forgotten_at is null`.execute(
+      where owner = ${owner} and scope = ${scope} and fingerprint = memory_fingerprint(${config}::regconfig, ${item.content}) and invalidated_at is null and forgotten_at is null`.execute(
       tx,
     );
     const holder = existing.rows[0]?.id;
@@ -124,13 +130,21 @@ export class MemoryStore {
     return { id: holder, status: 'duplicate', superseded };
   }
 
-  private async supersedeNamed(tx: Tx, scope: string, ids: readonly string[], by: string, now: Date, index: number): Promise<string[]> {
+  private async supersedeNamed(
+    tx: Tx,
+    { owner, scope }: { owner: string; scope: string },
+    ids: readonly string[],
+    by: string,
+    now: Date,
+    index: number,
+  ): Promise<string[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
     const rows = await tx
       .selectFrom('memories')
       .select(['id', 'scope', 'invalidated_at', 'superseded_by', 'forgotten_at', 'erased'])
       .where('id', 'in', unique)
+      .where('owner', '=', owner)
       .forUpdate()
       .execute();
     const found = new Map(rows.map((row) => [row.id, row]));
@@ -147,7 +161,7 @@ export class MemoryStore {
           details: { field, superseded_by: row.superseded_by },
         });
     }
-    await tx.updateTable('memories').set({ invalidated_at: now, superseded_by: by }).where('id', 'in', unique).execute();
+    await tx.updateTable('memories').set({ invalidated_at: now, superseded_by: by }).where('id', 'in', unique).where('owner', '=', owner).execute();
     return unique;
   }
 
@@ -162,8 +176,8 @@ export class MemoryStore {
     }
   }
 
-  async get(id: string): Promise<MemoryView> {
-    const row = await this.deps.db.selectFrom('memories').select(memoryColumns).where('id', '=', id).executeTakeFirst();
+  async get(owner: string, id: string): Promise<MemoryView> {
+    const row = await this.deps.db.selectFrom('memories').select(memoryColumns).where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
     if (row === undefined) throw new ServiceError('not_found', `memory ${id} not found`);
     if (row.erased) throw new ServiceError('not_found', `memory ${id} was erased (forgotten with hard: true)`);
     return viewOf(row as MemoryRow);
@@ -174,24 +188,26 @@ export class MemoryStore {
    * newest, then by date): follow `superseded_by` to the newest, then every memory that newest one replaced,
    * directly or through others. Erased links stay as tombstones.
    */
-  async history(id: string): Promise<{ id: string; current: string | null; chain: HistoryEntry[] }> {
+  async history(owner: string, id: string): Promise<{ id: string; current: string | null; chain: HistoryEntry[] }> {
+    // Every step stays within the owner (supersession never crosses owners; the check costs nothing and makes sure).
     const rows = await sql<MemoryRow>`
       with recursive newer(id, depth) as (
-        select ${id}::text, 0
+        select id, 0 from memories where id = ${id} and owner = ${owner}
         union
         select m.superseded_by, newer.depth + 1 from memories m join newer on m.id = newer.id
-        where m.superseded_by is not null and newer.depth < 10000
+        where m.superseded_by is not null and m.owner = ${owner} and newer.depth < 10000
       ),
       head as (select id from newer order by depth desc limit 1),
       older(id, depth) as (
         select id, 0 from head
         union
-        select m.id, older.depth + 1 from memories m join older on m.superseded_by = older.id where older.depth < 10000
+        select m.id, older.depth + 1 from memories m join older on m.superseded_by = older.id where m.owner = ${owner} and older.depth < 10000
       )
       select ${sql.join(memoryColumns.map((column) => sql.ref(`m.${column}`)))}
       from memories m join (select id, max(depth) as depth from older group by id) chain on chain.id = m.id
+      where m.owner = ${owner}
       order by chain.depth desc, m.created_at, m.id`.execute(this.deps.db);
-    // An unknown id reaches no row: the chain starts from the id itself.
+    // An unknown id, or another owner's, reaches no row.
     if (rows.rows.length === 0) throw new ServiceError('not_found', `memory ${id} not found`);
     const chain: HistoryEntry[] = rows.rows.map((row) => ({ ...viewOf(row), supersedes: [] }));
     const byId = new Map(chain.map((entry) => [entry.id, entry]));
@@ -204,13 +220,20 @@ export class MemoryStore {
    * Soft: hidden from recall and search, kept for get and history. Hard: the content, tags, key, source, search
    * terms and vector are removed; only the id and dates stay so chains through it still connect.
    */
-  async forget(id: string, hard: boolean, reason: string | undefined): Promise<{ id: string; status: 'forgotten' | 'erased'; changed: boolean }> {
+  async forget(
+    owner: string,
+    id: string,
+    hard: boolean,
+    reason: string | undefined,
+  ): Promise<{ id: string; status: 'forgotten' | 'erased'; changed: boolean }> {
     const now = this.deps.clock.now();
+    const { lexicon } = await this.deps.lexicons.of(owner);
     const result = await this.deps.db.transaction().execute(async (tx) => {
       const row = await tx
         .selectFrom('memories')
         .select(['id', 'erased', 'forgotten_at', 'invalidated_at', sql<string[] | null>`tsvector_to_array(search_vector)`.as('lexemes')])
         .where('id', '=', id)
+        .where('owner', '=', owner)
         .forUpdate()
         .executeTakeFirst();
       if (row === undefined) throw new ServiceError('not_found', `memory ${id} not found`);
@@ -244,7 +267,7 @@ export class MemoryStore {
         .execute();
       return { status: 'erased' as const, changed: true, lexemes: row.lexemes ?? [] };
     });
-    if (result.lexemes !== null) this.deps.lexicon.record(result.lexemes, -1);
+    if (result.lexemes !== null) lexicon.record(result.lexemes, -1);
     return { id, status: result.status, changed: result.changed };
   }
 }

@@ -71,9 +71,9 @@ export async function termsOf(
   return [...terms.values()].filter((term) => term.weight > 0).sort((a, b) => b.weight - a.weight || (a.lexeme < b.lexeme ? -1 : 1));
 }
 
-/** Words already stemmed, per service instance (a bounded map, oldest entry dropped first). */
+/** Words already stemmed, per owner (a bounded map, oldest entry dropped first). */
 export type StemCache = Map<string, string[]>;
-const stemCacheSize = 20_000;
+const stemCacheSize = 5_000;
 
 /**
  * Each word's stems under the configuration, from PostgreSQL (the same stemmer that indexed the memories); words

@@ -111,6 +111,7 @@ const widestId = '00000000-0000-0000-0000-000000000000';
 function filtersDigest(request: SearchRequest): string {
   const { filters } = request;
   const shape = [
+    filters.owner,
     filters.scope,
     [...(filters.kinds ?? [])].sort(),
     [...(filters.tags ?? [])].sort(),

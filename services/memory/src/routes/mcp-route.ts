@@ -2,17 +2,21 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ToolInvoker } from '../tools/invoke.ts';
+import type { ToolContext } from '../tools/tool.ts';
 
 export interface McpRouteOptions {
   invoker: ToolInvoker;
   serverInfo: { name: string; version: string };
   instructions: string;
+  /** The owner the request's bearer verified as. */
+  ownerOf: (request: FastifyRequest) => string;
 }
 
-/** An MCP server answering the tool table; one per request, since the transport is stateless. */
-function mcpServer(options: McpRouteOptions): Server {
+/** An MCP server answering the tool table for one owner; one per request, since the transport is stateless. */
+function mcpServer(options: McpRouteOptions, context: ToolContext): Server {
   const server = new Server(options.serverInfo, { capabilities: { tools: { listChanged: false } }, instructions: options.instructions });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: options.invoker.list().map((tool) => ({
@@ -25,7 +29,7 @@ function mcpServer(options: McpRouteOptions): Server {
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = options.invoker.get(request.params.name);
-    const outcome = await options.invoker.call(request.params.name, request.params.arguments ?? {});
+    const outcome = await options.invoker.call(request.params.name, request.params.arguments ?? {}, context);
     // Every refusal is a tool result the model can read and correct, as MCP wants, not a protocol error.
     if (!outcome.ok) return { isError: true, content: [{ type: 'text', text: `${outcome.error.code}: ${outcome.error.message}` }] };
     const structured = outcome.result as Record<string, unknown>;
@@ -71,7 +75,7 @@ export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): voi
       throw error;
     },
     handler: async (request, reply) => {
-      const server = mcpServer(options);
+      const server = mcpServer(options, { owner: options.ownerOf(request) });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       reply.raw.on('close', () => {
         void transport.close();

@@ -2,7 +2,7 @@ import { ServiceError } from '@platform/kit/errors';
 import { validatorCompiler } from '@platform/kit/http/validation';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
-import type { MemoryTool } from './tool.ts';
+import type { MemoryTool, ToolContext } from './tool.ts';
 
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: ServiceError };
 
@@ -56,7 +56,7 @@ export class ToolInvoker {
     return this.tools.get(name)?.tool;
   }
 
-  async call(name: string, rawArguments: unknown): Promise<ToolOutcome> {
+  async call(name: string, rawArguments: unknown, context: ToolContext): Promise<ToolOutcome> {
     const entry = this.tools.get(name);
     if (entry === undefined) return { ok: false, error: new ServiceError('not_found', `no tool named ${name}`) };
     // Ajv fills defaults in place, on the body this request parsed (nobody else holds it).
@@ -69,7 +69,7 @@ export class ToolInvoker {
       return { ok: false, error: new ServiceError('invalid_request', message, { details: { field } }) };
     }
     try {
-      return { ok: true, result: await entry.tool.run(args as Record<string, unknown>) };
+      return { ok: true, result: await entry.tool.run(args as Record<string, unknown>, context) };
     } catch (error) {
       if (error instanceof ServiceError) return { ok: false, error };
       this.logger.error({ err: error, tool: name }, 'tool failed');

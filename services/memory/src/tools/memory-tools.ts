@@ -15,8 +15,13 @@ function dateOf(value: string | undefined): Date | undefined {
   return value === undefined ? undefined : new Date(value);
 }
 
-function filtersOf(input: Static<typeof recallInput> | Static<typeof searchInput>, include: { superseded: boolean; forgotten: boolean }): MemoryFilters {
+function filtersOf(
+  owner: string,
+  input: Static<typeof recallInput> | Static<typeof searchInput>,
+  include: { superseded: boolean; forgotten: boolean },
+): MemoryFilters {
   const filters: MemoryFilters = {
+    owner,
     scope: scopeOf(input),
     kinds: input.kinds,
     tags: input.tags,
@@ -64,7 +69,7 @@ export function memoryTools(service: MemoryService): MemoryTool[] {
         'Store one or several memories about the user or their world, each a self-contained statement. An identical or near-identical valid memory in the same scope is not copied: its id comes back with status "duplicate". To record that a fact changed, pass the old memory ids in `supersedes` (or give both the same `key`): the old ones stay in history but are no longer recalled.',
       input: rememberInput,
       annotations: { title: 'Remember', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      async run(input) {
+      async run(input, { owner }) {
         const memories = input.memories.map((memory) => ({
           content: memory.content.trim(),
           kind: (memory.kind ?? 'note') as MemoryKind,
@@ -76,7 +81,7 @@ export function memoryTools(service: MemoryService): MemoryTool[] {
         }));
         const blank = memories.findIndex((memory) => memory.content === '');
         if (blank >= 0) throw invalidRequest(`memories[${blank}].content is blank`, { field: `memories[${blank}].content` });
-        return { scope: scopeOf(input), memories: await service.store.remember(scopeOf(input), memories) };
+        return { scope: scopeOf(input), memories: await service.store.remember(owner, scopeOf(input), memories) };
       },
     }),
     defineTool({
@@ -85,11 +90,11 @@ export function memoryTools(service: MemoryService): MemoryTool[] {
         'Get the memories most relevant to a question or to the current conversation, best first, packed into a token budget. Only current memories come back (not superseded or forgotten ones). Each has a score and `why` it matched. Give `query`, or `messages` (the conversation so far), or both.',
       input: recallInput,
       annotations: { title: 'Recall', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      async run(input) {
+      async run(input, { owner }) {
         const texts = conversationTexts(input);
         if (texts.length === 0) throw invalidRequest('recall needs a non-empty query or at least one non-empty user or assistant message', { field: 'query' });
         return service.recall({
-          filters: filtersOf(input, { superseded: false, forgotten: false }),
+          filters: filtersOf(owner, input, { superseded: false, forgotten: false }),
           texts,
           maxTokens: input.max_tokens ?? limits.recallDefaultTokens,
           limit: input.limit ?? limits.recallDefaultResults,
@@ -103,9 +108,9 @@ export function memoryTools(service: MemoryService): MemoryTool[] {
         'Find memories by keywords and filters (kind, tags, time), a page at a time; without a query, lists the newest first. Can include superseded and forgotten memories. Pass `next_cursor` back as `cursor` for the next page.',
       input: searchInput,
       annotations: { title: 'Search memories', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (input) =>
+      run: (input, { owner }) =>
         service.search({
-          filters: filtersOf(input, { superseded: input.include_superseded ?? false, forgotten: input.include_forgotten ?? false }),
+          filters: filtersOf(owner, input, { superseded: input.include_superseded ?? false, forgotten: input.include_forgotten ?? false }),
           query: input.query,
           limit: input.limit ?? limits.searchDefaultPage,
           cursor: input.cursor,
@@ -117,21 +122,21 @@ export function memoryTools(service: MemoryService): MemoryTool[] {
         'Forget a memory. By default softly: it is no longer recalled or searched but stays in its history. With hard: true its content is erased for good (use when the user asks for it to be deleted).',
       input: forgetInput,
       annotations: { title: 'Forget', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      run: (input) => service.store.forget(input.id, input.hard ?? false, input.reason),
+      run: (input, { owner }) => service.store.forget(owner, input.id, input.hard ?? false, input.reason),
     }),
     defineTool({
       name: 'get',
       description: 'Read one memory by id, whatever its status (valid, superseded or forgotten).',
       input: idInput,
       annotations: { title: 'Get memory', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (input) => service.store.get(input.id),
+      run: (input, { owner }) => service.store.get(owner, input.id),
     }),
     defineTool({
       name: 'history',
       description: 'The supersession chain of a memory, oldest first: every version it replaced and every version that replaced it, with which one is current.',
       input: idInput,
       annotations: { title: 'Memory history', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (input) => service.store.history(input.id),
+      run: (input, { owner }) => service.store.history(owner, input.id),
     }),
   ];
 }

@@ -9,13 +9,18 @@ export interface ToolAnnotations {
   openWorldHint: false;
 }
 
+/** Who a tool runs for: taken from the verified bearer by the route, never from the arguments. */
+export interface ToolContext {
+  owner: string;
+}
+
 /** One operation, served as an MCP tool on /mcp and as `POST /v1/<name>`. */
 export interface MemoryTool<S extends TObject = TObject> {
   name: string;
   description: string;
   input: S;
   annotations: ToolAnnotations;
-  run(input: Static<S>): Promise<unknown>;
+  run(input: Static<S>, context: ToolContext): Promise<unknown>;
   /** The text an LLM reads in the MCP result; JSON of the result when absent. */
   text?(result: unknown): string;
 }

@@ -24,15 +24,15 @@ export class FlyProvider implements EnvironmentProvider {
   readonly name = 'fly';
   readonly #api: FlyApi;
   readonly #settings: FlySettings;
-  readonly #tokenFor: (userId: string) => string;
+  readonly #secretsFor: (userId: string) => Record<string, string>;
   readonly #daemonPort: number;
   readonly #logger: Logger;
   readonly #running = new Map<string, string>();
 
-  constructor(settings: FlySettings, options: { tokenFor: (userId: string) => string; daemonPort: number; logger: Logger }) {
+  constructor(settings: FlySettings, options: { secretsFor: (userId: string) => Record<string, string>; daemonPort: number; logger: Logger }) {
     this.#api = new FlyApi(settings.apiUrl, settings.apiToken, settings.appName);
     this.#settings = settings;
-    this.#tokenFor = options.tokenFor;
+    this.#secretsFor = options.secretsFor;
     this.#daemonPort = options.daemonPort;
     this.#logger = options.logger;
   }
@@ -53,7 +53,7 @@ export class FlyProvider implements EnvironmentProvider {
           env: {
             ...this.#settings.daemonEnv,
             DAEMON_USER_ID: user.id,
-            PLATFORM_DAEMON_TOKEN: this.#tokenFor(user.id),
+            ...this.#secretsFor(user.id),
             DATA_DIR: '/data',
             HOST: '::',
             PORT: String(this.#daemonPort),

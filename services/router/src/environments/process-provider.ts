@@ -36,12 +36,17 @@ export class ProcessProvider implements EnvironmentProvider {
   readonly name = 'process';
   readonly #settings: ProcessProviderSettings;
   readonly #tokenFor: (userId: string) => string;
+  readonly #secretsFor: (userId: string) => Record<string, string>;
   readonly #logger: Logger;
   readonly #running = new Map<string, RunningDaemon>();
 
-  constructor(settings: ProcessProviderSettings, options: { tokenFor: (userId: string) => string; logger: Logger }) {
+  constructor(
+    settings: ProcessProviderSettings,
+    options: { tokenFor: (userId: string) => string; secretsFor: (userId: string) => Record<string, string>; logger: Logger },
+  ) {
     this.#settings = settings;
     this.#tokenFor = options.tokenFor;
+    this.#secretsFor = options.secretsFor;
     this.#logger = options.logger;
   }
 
@@ -74,7 +79,7 @@ export class ProcessProvider implements EnvironmentProvider {
         DATA_DIR: join(volume, 'data'),
         HOST: '127.0.0.1',
         PORT: String(port),
-        PLATFORM_DAEMON_TOKEN: this.#tokenFor(user.id),
+        ...this.#secretsFor(user.id),
       },
       detached: true,
       stdio: ['ignore', log, log],
