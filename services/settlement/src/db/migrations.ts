@@ -196,4 +196,6 @@ export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_ledger': statements(ledgerSql),
   '0003_chain': statements(chainSql),
+  // `GET /v1/holds` lists an account's open holds on both sides; the payer's side had its index already.
+  '0004_holds_payee_open': statements("create index holds_payee_open on holds (payee) where status = 'open'"),
 };
