@@ -156,7 +156,9 @@ describe('the console’s account, alarm, spend and memory routes', () => {
   });
 
   test('without the bearer nothing answers; without the services each route names its setting', async () => {
-    for (const path of ['/account', '/holds', '/alarms', '/spend', '/memories'])
+    for (const query of ['/invocations?limit=0', '/invocations?limit=101', '/invocations?cursor=x', '/invocations/not-a-uuid/receipt'])
+      assert.equal((await bare.call('GET', query)).status, 400, query);
+    for (const path of ['/account', '/holds', '/alarms', '/spend', '/memories', '/invocations'])
       assert.equal((await daemon.call('GET', path, { bearer: null })).status, 401, path);
     for (const [path, setting] of [
       ['/account', 'PLATFORM_SETTLEMENT_URL'],
@@ -164,6 +166,8 @@ describe('the console’s account, alarm, spend and memory routes', () => {
       ['/alarms', 'PLATFORM_SCHEDULER_URL'],
       ['/spend', 'PLATFORM_GATEWAY_URL'],
       ['/memories', 'PLATFORM_MEMORY_URL'],
+      ['/invocations', 'PLATFORM_MARKETPLACE_URL'],
+      ['/invocations/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/receipt', 'PLATFORM_MARKETPLACE_URL'],
     ] as const) {
       const answer = await bare.call('GET', path);
       assert.equal(answer.status, 503, path);
