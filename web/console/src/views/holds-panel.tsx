@@ -23,21 +23,25 @@ export function HoldsPanel({ holds, mine, short }: { holds: Loaded<{ holds: Hold
       {holds.error && <p class="bad">{holds.error}</p>}
       {holds.data?.holds.length === 0 && <p class="muted">No open holds.</p>}
       {(holds.data?.holds.length ?? 0) > 0 && (
-        <DataTable testId="holds" columns={['Direction', { label: 'Amount', num: true }, 'Payee', 'Expires']}>
+        <DataTable testId="holds" class="cards" columns={['Direction', { label: 'Amount', num: true }, 'Payee', 'Expires']}>
           {holds.data?.holds.map((hold) => {
             const expired = Date.parse(hold.expires_at) <= now;
             return (
               <tr key={hold.id} data-hold={hold.id}>
-                <td>{hold.payer === mine ? 'you hold' : `held for you by ${short(hold.payer)}`}</td>
-                <td class="num">{hold.amount}</td>
-                <td>
+                <td data-label="Direction">{hold.payer === mine ? 'you hold' : `held for you by ${short(hold.payer)}`}</td>
+                <td class="num" data-label="Amount">
+                  {hold.amount}
+                </td>
+                <td data-label="Payee">
                   <code>{short(hold.payee)}</code>
                 </td>
-                <td>
-                  <time dateTime={hold.expires_at} title={hold.expires_at}>
-                    {new Date(hold.expires_at).toLocaleString()}
-                  </time>
-                  {expired && <span class="badge bad"> expired, returning</span>}
+                <td data-label="Expires">
+                  <span>
+                    <time dateTime={hold.expires_at} title={hold.expires_at}>
+                      {new Date(hold.expires_at).toLocaleString()}
+                    </time>
+                    {expired && <span class="badge bad"> expired, returning</span>}
+                  </span>
                 </td>
               </tr>
             );

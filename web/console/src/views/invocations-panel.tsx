@@ -79,7 +79,7 @@ export function InvocationsPanel({ names }: { names: Map<string, string> }) {
       )}
       {invocations.data?.items.length === 0 && <p class="muted">Your agent has not called any service yet.</p>}
       {(invocations.data?.items.length ?? 0) > 0 && (
-        <DataTable testId="invocations" class="calls" columns={['Service', 'Operation', 'Status', { label: 'Cost', num: true }, 'When', 'Receipt']}>
+        <DataTable testId="invocations" class="cards" columns={['Service', 'Operation', 'Status', { label: 'Cost', num: true }, 'When', 'Receipt']}>
           {invocations.data?.items.map((invocation) => (
             <tr key={invocation.invocation_id} data-invocation={invocation.invocation_id}>
               <td data-label="Service">{names.get(invocation.service_id) ?? <code>{invocation.service_id}</code>}</td>
