@@ -119,6 +119,12 @@ export class MarketplaceClient {
     return this.#caller('GET', `/v1/invocations/${id}`);
   }
 
+  /** The caller's spend by service and its invocations, newest first (`GET /v1/me/spend`): `{total, by_service, items, next_cursor}`. */
+  spend(page: { limit?: number; cursor?: string } = {}): Promise<Json> {
+    const query = new URLSearchParams(Object.entries(page).map(([name, value]): [string, string] => [name, String(value)]));
+    return this.#caller('GET', `/v1/me/spend${query.size > 0 ? `?${query}` : ''}`);
+  }
+
   receipt(invocationId: string): Promise<Json> {
     return this.#caller('GET', `/v1/receipts/${invocationId}`);
   }

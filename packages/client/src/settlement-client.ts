@@ -72,6 +72,11 @@ export class SettlementClient {
   balance(): Promise<AccountView> {
     return this.session.request('GET', '/v1/balance');
   }
+  /** The account's open holds, as payer or payee, newest first (`before`: the last page's `next_before`). */
+  openHolds(page: { limit?: number; before?: number } = {}): Promise<{ holds: HoldView[]; next_before: number | null }> {
+    const query = new URLSearchParams(Object.entries(page).map(([name, value]): [string, string] => [name, String(value)]));
+    return this.session.request('GET', `/v1/holds${query.size > 0 ? `?${query}` : ''}`);
+  }
   pay(request: PayRequest): Promise<{ seq: number; receipt: Record<string, unknown> }> {
     return this.session.request('POST', '/v1/pay', request);
   }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon } from './harness.ts';
+import { agentKeyFromSeed, generateAgentKey } from '@platform/client/agent-key';
+import { SettlementClient } from '@platform/client/settlement-client';
+import { railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon, userId } from './harness.ts';
 
 /*
  * The console's routes on the daemon: the agent's settlement account, its alarms and its model spend, each asked of
@@ -38,6 +40,36 @@ describe('the console’s account, alarm, spend and memory routes', () => {
       { did: account.did, balance: account.balance, held: account.held },
       { did: daemon.daemon.identity.did, balance: '0.000000', held: '0.000000' },
     );
+  });
+
+  test('GET /holds is this agent’s open holds at settlement, both ways, newest first; a bad page is a 400', async () => {
+    const ledgerUrl = stack.env.PLATFORM_SETTLEMENT_URL as string;
+    const transportToken = stack.env.LEDGER_TOKEN as string;
+    // The agent's own key (the daemon's seed) places a hold as payer; another agent places one for it.
+    const agentKey = agentKeyFromSeed('ab'.repeat(32), userId);
+    const otherKey = generateAgentKey();
+    assert.equal(agentKey.did, daemon.daemon.identity.did);
+    const agent = new SettlementClient({ baseUrl: ledgerUrl, transportToken, key: agentKey });
+    const other = new SettlementClient({ baseUrl: ledgerUrl, transportToken, key: otherKey });
+    await agent.faucet('5');
+    await other.faucet('5');
+    const placed = async (payer: SettlementClient, to: string, amount: string) =>
+      (await payer.session.request<{ hold: { id: string } }>('POST', '/v1/hold', { to, amount, expires_in_seconds: 600 })).hold.id;
+    const outgoing = await placed(agent, otherKey.did, '1.5');
+    const incoming = await placed(other, daemon.daemon.identity.did, '0.25');
+    const listed = await daemon.ok('GET', '/holds');
+    assert.deepEqual(
+      listed.holds.map((hold: { id: string; payer: string; payee: string; amount: string }) => [hold.id, hold.payer, hold.payee, hold.amount]),
+      [
+        [incoming, otherKey.did, daemon.daemon.identity.did, '0.250000'],
+        [outgoing, daemon.daemon.identity.did, otherKey.did, '1.500000'],
+      ],
+    );
+    assert.match(listed.holds[0].expires_at, /^\d{4}-\d{2}-\d{2}T/);
+    assert.equal((await daemon.ok('GET', '/account')).held, '1.500000');
+    const page = await daemon.ok('GET', '/holds?limit=1');
+    assert.deepEqual([page.holds.length, typeof page.next_before], [1, 'number']);
+    for (const query of ['?limit=0', '?limit=201', '?before=0']) assert.equal((await daemon.call('GET', `/holds${query}`)).status, 400, query);
   });
 
   test('alarms: create (201), list, cancel; another agent’s or an unknown alarm is 404', async () => {
@@ -124,12 +156,18 @@ describe('the console’s account, alarm, spend and memory routes', () => {
   });
 
   test('without the bearer nothing answers; without the services each route names its setting', async () => {
-    for (const path of ['/account', '/alarms', '/spend', '/memories']) assert.equal((await daemon.call('GET', path, { bearer: null })).status, 401, path);
+    for (const query of ['/invocations?limit=0', '/invocations?limit=101', '/invocations?cursor=x', '/invocations/not-a-uuid/receipt'])
+      assert.equal((await bare.call('GET', query)).status, 400, query);
+    for (const path of ['/account', '/holds', '/alarms', '/spend', '/memories', '/invocations'])
+      assert.equal((await daemon.call('GET', path, { bearer: null })).status, 401, path);
     for (const [path, setting] of [
       ['/account', 'PLATFORM_SETTLEMENT_URL'],
+      ['/holds', 'PLATFORM_SETTLEMENT_URL'],
       ['/alarms', 'PLATFORM_SCHEDULER_URL'],
       ['/spend', 'PLATFORM_GATEWAY_URL'],
       ['/memories', 'PLATFORM_MEMORY_URL'],
+      ['/invocations', 'PLATFORM_MARKETPLACE_URL'],
+      ['/invocations/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/receipt', 'PLATFORM_MARKETPLACE_URL'],
     ] as const) {
       const answer = await bare.call('GET', path);
       assert.equal(answer.status, 503, path);

@@ -55,6 +55,7 @@ export interface AppDeps {
 /** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
 const principalRoutes = [
   '/v1/balance',
+  '/v1/holds',
   '/v1/deposit',
   '/v1/account/evm',
   '/v1/pay',

@@ -82,6 +82,58 @@ for (const engine of testEngines()) {
       assert.equal(late.body.data.hold.status, 'released');
     });
 
+    test('GET /v1/holds lists the caller’s open holds on both sides, newest first, paged; closed ones leave it', async () => {
+      const payer = await s.fundedAgent('100');
+      const payee = await s.agent();
+      const stranger = await s.agent();
+      const place = async (amount: string) =>
+        (await s.call('POST', '/v1/hold', { token: payer.token, body: { to: payee.did, amount, expires_in_seconds: 600 } })).body.data.hold;
+      const [first, second, third] = [await place('1'), await place('2'), await place('3')];
+      const listed = async (token: string, query = '') => {
+        const answer = await s.call('GET', `/v1/holds${query}`, { token });
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return answer.body.data as { holds: { id: string; payer: string; payee: string; amount: string; expires_at: string }[]; next_before: number | null };
+      };
+      const mine = await listed(payer.token);
+      assert.deepEqual(
+        mine.holds.map((hold) => [hold.id, hold.payee, hold.amount]),
+        [
+          [third.id, payee.did, '3.000000'],
+          [second.id, payee.did, '2.000000'],
+          [first.id, payee.did, '1.000000'],
+        ],
+      );
+      assert.equal(mine.holds[0]?.expires_at, third.expires_at);
+      assert.equal(mine.next_before, null);
+      // What the payer's account says is held is what the list adds up to.
+      assert.equal((await balanceOf(payer.token)).held, '6.000000');
+      assert.deepEqual(
+        (await listed(payee.token)).holds.map((hold) => hold.payer),
+        [payer.did, payer.did, payer.did],
+      );
+      assert.deepEqual((await listed(stranger.token)).holds, [], 'nobody else’s holds');
+      // Paged at the limit: two, then the rest after next_before.
+      const page = await listed(payer.token, '?limit=2');
+      assert.deepEqual(
+        page.holds.map((hold) => hold.id),
+        [third.id, second.id],
+      );
+      assert.deepEqual(
+        (await listed(payer.token, `?limit=2&before=${page.next_before}`)).holds.map((hold) => hold.id),
+        [first.id],
+      );
+      await s.call('POST', `/v1/hold/${second.id}/capture`, { token: payee.token });
+      assert.deepEqual(
+        (await listed(payer.token)).holds.map((hold) => hold.id),
+        [third.id, first.id],
+        'a captured hold is no longer open',
+      );
+      for (const query of ['?limit=0', '?limit=201', '?before=0', '?before=x'])
+        assert.equal((await s.call('GET', `/v1/holds${query}`, { token: payer.token })).status, 400, query);
+      assert.equal((await listed(payer.token, '?limit=200')).holds.length, 2, 'at the limit');
+      assert.equal((await s.call('GET', '/v1/holds')).status, 401, 'without a principal token');
+    });
+
     test('hold input errors: unknown hold 404, malformed id 400, self hold 400, expiry out of range 400, insufficient funds 409', async () => {
       const payer = await s.fundedAgent('10');
       const payee = await s.agent();

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { SettlementClient } from '@platform/client/settlement-client';
+import { publishListing, startTranslator } from '@platform/testkit/marketplace-listing';
+import { startNetworkLink } from '@platform/testkit/network-link';
 import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
-import { compiled, gatedPlan, railScript } from '@platform/testkit/rail-script';
+import { compiled, gatedPlan, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshotBoth } from './browser.ts';
-import { startNetworkLink } from './network-link.ts';
 
 /*
  * The console in a real browser (Debian's Chromium through playwright-core) against the real platform (`platform up`
@@ -35,6 +36,7 @@ let router: string;
 let receiptSeq = 0;
 let payer: SettlementClient;
 let link: Awaited<ReturnType<typeof startNetworkLink>>;
+let translator: Awaited<ReturnType<typeof startTranslator>>;
 
 /** A call to the router as the signed-in person, with the page's own token. */
 async function asUser(method: string, path: string, body?: unknown) {
@@ -54,6 +56,7 @@ const entriesWith = (text: string) =>
 before(async () => {
   model = await startScriptedModel(chatScript);
   link = await startNetworkLink();
+  translator = await startTranslator();
   browser = await launchBrowser({ proxy: link.url });
   context = browser.context;
   page = await context.newPage();
@@ -71,6 +74,7 @@ after(async () => {
   await platform?.stop();
   await model?.close();
   await link?.close();
+  await translator?.close();
 });
 
 describe('the console in a browser', () => {
@@ -202,6 +206,25 @@ describe('the console in a browser', () => {
     await page.unroute('**/ledger/v1/receipt/*');
   });
 
+  it('lists the agent’s open holds from settlement: amount, payee, expiry', async () => {
+    const account = await asUser('GET', '/account');
+    const agent = account.data.did as string;
+    const placed = await payer.session.request<{ hold: { id: string; expires_at: string } }>('POST', '/v1/hold', {
+      to: agent,
+      amount: '0.5',
+      expires_in_seconds: 3600,
+    });
+    // The hold's receipt arrives on the live feed, and the page asks settlement (through the daemon) for its holds again.
+    const row = page.locator(`[data-testid="holds"] tr[data-hold="${placed.hold.id}"]`);
+    await row.waitFor();
+    const text = (await row.textContent()) ?? '';
+    assert.match(text, /held for you by did:platform:/);
+    assert.match(text, /0\.500000/);
+    assert.match(text, /you/, 'the agent is the payee');
+    assert.equal(await row.locator('time').getAttribute('datetime'), placed.hold.expires_at);
+    await screenshotBoth(page, '09b-holds');
+  });
+
   it('creates an alarm and cancels it', async () => {
     await page.goto(`${router}/console/#/alarms`);
     await page.getByLabel('Wake your agent with').fill('water the plants');
@@ -235,6 +258,53 @@ describe('the console in a browser', () => {
     await page.goto(`${router}/console/#/market`);
     await page.getByRole('heading', { name: 'Marketplace' }).waitFor();
     await page.getByText('No service is listed yet.').waitFor();
+    await page.getByText('Your agent has not called any service yet.').waitFor();
     await screenshotBoth(page, '14-market');
+  });
+
+  it('shows the agent’s marketplace calls newest first, each receipt verified in the browser, and a tampered one failed', async () => {
+    const serviceId = await publishListing(platform.url('marketplace'), translator.url);
+    model.setScript(
+      railScript({
+        compile: compiled('translate hello into French'),
+        plans: [{ steps: [toolStep('call', 'market.call', { service_id: serviceId, operation: 'translate', args: { text: 'hello' }, max_payment: '0.05' })] }],
+        chat: () => ({ reply: 'I will call the translator once you approve.', task: 'translate hello into French', remember: [] }),
+        answer: 'bonjour hello',
+      }),
+    );
+    await page.goto(`${router}/console/#/chat`);
+    await page.getByLabel('Message to your agent').fill('translate hello into French');
+    await page.keyboard.press('Enter');
+    // Money always asks: the paid call is a gate naming the most it may cost.
+    const gate = page.locator('fieldset.gate', { hasText: 'pays up to 0.05' });
+    await gate.waitFor();
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('article.intent[data-status="completed"]', { hasText: 'bonjour hello' }).waitFor();
+    assert.deepEqual(translator.calls, [{ operation: 'translate', args: { text: 'hello' } }]);
+
+    await page.goto(`${router}/console/#/market`);
+    const row = page.locator('[data-testid="invocations"] tbody tr', { hasText: 'French translator' });
+    await row
+      .locator('[data-receipt="verified"]')
+      .getByText(/^✓ Receipt verified: signed by the marketplace \(0x/)
+      .waitFor();
+    assert.equal(await page.locator('[data-testid="invocations"] tbody tr').count(), 1);
+    assert.match((await row.textContent()) ?? '', /translate.*succeeded.*0\.010000/);
+    await screenshotBoth(page, '15-market-calls');
+
+    // The same receipt with its amount changed on the way: the recovered signer is no longer the marketplace's.
+    await page.route('**/invocations/*/receipt', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      body.data.message.amount = '9000000';
+      await route.fulfill({ response, json: body });
+    });
+    await page.reload();
+    await row
+      .locator('[data-receipt="failed"]')
+      .getByText(/^✗ Receipt failed: signed by 0x[0-9a-fA-F]{40}, not by the marketplace’s signer 0x[0-9a-fA-F]{40}$/)
+      .waitFor();
+    await screenshotBoth(page, '16-market-receipt-tampered');
+    await page.unroute('**/invocations/*/receipt');
   });
 });

@@ -4,7 +4,7 @@ import { SettlementClient } from '@platform/client/settlement-client';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
-import { Account, Alarm, Alarms, answers, Spend } from './responses.ts';
+import { Account, Alarm, Alarms, answers, Holds, Spend } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 import { asAgent, notConfigured } from './service-calls.ts';
 
@@ -50,6 +50,18 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
       response: { 200: answers(Account) },
     },
     handler: async () => ({ ok: true as const, data: await asAgent('settlement', () => needLedger().balance()) }),
+  });
+
+  app.get('/holds', {
+    schema: {
+      description: 'This agent’s open holds at settlement, as payer or payee, newest first: amount, counterparty, expiry.',
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+        before: Type.Optional(Type.Integer({ minimum: 1 })),
+      }),
+      response: { 200: answers(Holds) },
+    },
+    handler: async (request) => ({ ok: true as const, data: await asAgent('settlement', () => needLedger().openHolds(request.query)) }),
   });
 
   app.get('/alarms', {

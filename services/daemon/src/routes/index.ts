@@ -4,6 +4,7 @@ import { registerChatRoutes } from './chat-routes.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerIntentRoutes } from './intent-routes.ts';
+import { registerMarketRoutes } from './market-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -19,4 +20,5 @@ export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
   registerWakeRoutes(app, deps);
   registerAccountRoutes(app, deps);
   registerMemoryRoutes(app, deps);
+  registerMarketRoutes(app, deps);
 }

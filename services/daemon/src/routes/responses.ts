@@ -181,6 +181,20 @@ export const Account = passedThrough(
   'Settlement’s account view',
 );
 
+export const Hold = passedThrough(
+  {
+    id: uuid(),
+    payer: did(),
+    payee: did(),
+    amount: Type.String({ description: 'Locked, a decimal string' }),
+    status: Type.String({ description: 'open (the list shows open holds only)' }),
+    expires_at: isoTime(),
+    created_at: isoTime(),
+  },
+  'Settlement’s hold view',
+);
+export const Holds = Type.Object({ holds: Type.Array(Hold), next_before: nullable(Type.Integer({ description: '`before` for the next page' })) });
+
 export const Alarm = passedThrough(
   { id: uuid(), status: Type.String({ description: 'active, fired, cancelled or failed' }), next_fire_at: isoTime() },
   'The scheduler’s alarm view',
@@ -204,4 +218,43 @@ export const Memories = passedThrough(
 export const Forgotten = passedThrough(
   { id: uuid(), status: Type.String({ description: 'forgotten or erased' }), changed: Type.Boolean() },
   'The forget answer',
+);
+
+export const Invocation = passedThrough(
+  {
+    invocation_id: uuid(),
+    service_id: uuid(),
+    operation: Type.String(),
+    status: Type.String({ description: 'pending, succeeded, failed, ...' }),
+    cost: Type.String({ description: 'What it cost, a decimal string' }),
+    started_at: isoTime(),
+    finished_at: nullable(isoTime()),
+  },
+  'The marketplace’s invocation view',
+);
+
+export const Invocations = passedThrough(
+  {
+    total: Type.String({ description: 'Spent on the marketplace in all' }),
+    by_service: Type.Array(openObject('service_id, calls, spent')),
+    items: Type.Array(Invocation, { description: 'Newest first' }),
+    next_cursor: nullable(Type.String()),
+  },
+  'The marketplace’s spend answer for this agent',
+);
+
+export const MarketReceipt = passedThrough(
+  {
+    invocation_id: uuid(),
+    final: Type.Boolean({ description: 'True once the money moved at settlement' }),
+    signer: Type.String({ description: 'The EVM address the receipt says signed it (the page checks it against the published one)' }),
+    domain: openObject('The EIP-712 domain'),
+    primary_type: Type.String(),
+    types: openObject('The EIP-712 types'),
+    message: Type.Record(Type.String(), Type.String(), { description: 'The EIP-712 message, integers as decimal strings' }),
+    digest: Type.String(),
+    signature: Type.String(),
+    attestation: openObject('settlement_seq, settlement_receipt, payment_id'),
+  },
+  'The marketplace’s EIP-712 receipt, as signed',
 );

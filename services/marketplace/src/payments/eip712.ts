@@ -1,4 +1,8 @@
+import { marketplaceDomain, receiptTypes } from '@platform/kit/marketplace-receipt';
 import { type Hex, hashTypedData, type PrivateKeyAccount, verifyTypedData } from 'viem';
+
+// The domain, the receipt's types and the UUID encoding are the kit's: verifiers (the console, agents) share them.
+export { marketplaceDomain, receiptTypes, uuidBytes32 } from '@platform/kit/marketplace-receipt';
 
 /**
  * The marketplace's EIP-712 signatures: quotes (what a call will cost at most) and receipts (what a call was,
@@ -6,10 +10,6 @@ import { type Hex, hashTypedData, type PrivateKeyAccount, verifyTypedData } from
  * (`GET /v1/me`… and every quote and receipt carry it), so anyone checks a receipt with viem alone:
  * `verifyTypedData({ address: signer, domain, types, primaryType: 'Receipt', message, signature })`.
  */
-export function marketplaceDomain(chainId: number) {
-  return { name: 'Platform Marketplace', version: '1', chainId } as const;
-}
-
 export const quoteTypes = {
   Quote: [
     { name: 'quoteId', type: 'bytes32' },
@@ -21,25 +21,6 @@ export const quoteTypes = {
     { name: 'maxTotal', type: 'uint256' },
     { name: 'pricingVersion', type: 'uint64' },
     { name: 'expiresAt', type: 'uint64' },
-  ],
-} as const;
-
-export const receiptTypes = {
-  Receipt: [
-    { name: 'invocationId', type: 'bytes32' },
-    { name: 'serviceId', type: 'bytes32' },
-    { name: 'operation', type: 'string' },
-    { name: 'caller', type: 'string' },
-    { name: 'rail', type: 'string' },
-    { name: 'status', type: 'string' },
-    { name: 'requestDigest', type: 'bytes32' },
-    { name: 'responseDigest', type: 'bytes32' },
-    { name: 'units', type: 'uint256' },
-    { name: 'amount', type: 'uint256' },
-    { name: 'settlementSeq', type: 'uint64' },
-    { name: 'paymentId', type: 'bytes32' },
-    { name: 'startedAt', type: 'uint64' },
-    { name: 'finishedAt', type: 'uint64' },
   ],
 } as const;
 
@@ -75,13 +56,6 @@ export interface ReceiptMessage {
   /** Unix milliseconds. */
   startedAt: bigint;
   finishedAt: bigint;
-}
-
-/** A UUID as bytes32: its 16 bytes right-aligned (zeros first), as settlement's vault does for withdrawal ids. */
-export function uuidBytes32(id: string): Hex {
-  const hex = id.replaceAll('-', '').toLowerCase();
-  if (!/^[0-9a-f]{32}$/.test(hex)) throw new TypeError(`not a UUID: ${id}`);
-  return `0x${hex.padStart(64, '0')}`;
 }
 
 export const zeroBytes32: Hex = `0x${'0'.repeat(64)}`;

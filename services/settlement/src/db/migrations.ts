@@ -212,4 +212,6 @@ export const migrations: Record<string, Migration> = {
   '0002_ledger': statements(ledgerSql),
   '0003_chain': statements(chainSql),
   '0004_stream_positions': statements(streamPositionsSql),
+  // `GET /v1/holds` lists an account's open holds on both sides; the payer's side had its index already.
+  '0005_holds_payee_open': statements("create index holds_payee_open on holds (payee) where status = 'open'"),
 };

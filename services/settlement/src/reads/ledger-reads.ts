@@ -60,6 +60,21 @@ export class LedgerReads {
     return accountView(row, BigInt(bound?.total ?? 0n));
   }
 
+  /** The account's open holds, as payer or payee, newest first; `before` is a `created_seq` (paging). */
+  async openHolds(did: string, page: { limit: number; before?: number | undefined }) {
+    let select = this.#db
+      .selectFrom('holds')
+      .selectAll()
+      .where('status', '=', 'open')
+      .where((eb) => eb.or([eb('payer', '=', did), eb('payee', '=', did)]))
+      .orderBy('created_seq', 'desc')
+      .limit(page.limit + 1);
+    if (page.before !== undefined) select = select.where('created_seq', '<', BigInt(page.before));
+    const rows = await select.execute();
+    const shown = rows.slice(0, page.limit);
+    return { holds: shown.map(holdView), next_before: rows.length > page.limit ? Number(shown.at(-1)?.created_seq) : null };
+  }
+
   async hold(id: string) {
     const row = await this.#db.selectFrom('holds').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? holdView(row) : undefined;

@@ -10,8 +10,8 @@ import { checkPayoutBinding } from '../accounts/payout-binding.ts';
 import { accountHash } from '../balances/balance-tree.ts';
 import { emptyAccountView } from '../ledger/views.ts';
 import { tokenDid } from './authorise.ts';
-import { AmountText, amountInput, didInput } from './inputs.ts';
-import { AccountView, BatchView, MovementResults } from './responses.ts';
+import { AmountText, amountInput, didInput, integerInput, pageLimit } from './inputs.ts';
+import { AccountView, BatchView, HoldView, MovementResults } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 const FaucetResult = untyped(
@@ -35,6 +35,28 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
     handler: async (request) => {
       const did = tokenDid(request);
       return { ok: true as const, data: (await reads.account(did)) ?? emptyAccountView(did) };
+    },
+  });
+
+  // The caller's open holds on both sides: what it has locked for others (payer) and what others locked for it (payee).
+  app.get('/v1/holds', {
+    schema: {
+      description: 'The caller’s open holds, as payer or payee, newest first (paged by created_seq).',
+      querystring: Type.Object({ limit: Type.Optional(Type.String()), before: Type.Optional(Type.String()) }),
+      response: {
+        200: okSchema(
+          Type.Object({
+            holds: Type.Array(HoldView),
+            next_before: nullable(Type.Integer({ description: '`before` for the next page; null on the last' })),
+          }),
+        ),
+      },
+    },
+    handler: async (request) => {
+      const did = tokenDid(request);
+      const limit = pageLimit(request.query.limit);
+      const before = integerInput(request.query.before, 'before', { min: 1, max: Number.MAX_SAFE_INTEGER });
+      return { ok: true as const, data: await reads.openHolds(did, { limit, before }) };
     },
   });
 

@@ -6,6 +6,7 @@ import { followStream } from '../api/event-stream.ts';
 import { formatMicros, micros, type Transfer, verifyReceipt } from '../api/money.ts';
 import { useData } from '../api/use-data.ts';
 import { BarChart } from '../components/bar-chart.tsx';
+import { type Hold, HoldsPanel } from './holds-panel.tsx';
 
 interface Account {
   did: string;
@@ -49,6 +50,7 @@ function volumeBars(transfers: Transfer[]) {
  */
 export function MoneyView() {
   const account = useData<Account>('/account');
+  const holds = useData<{ holds: Hold[] }>('/holds?limit=50');
   const supply = useData<Supply>('/ledger/v1/supply');
   const batches = useData<{ batches: Batch[] }>('/ledger/v1/batches?limit=8');
   const [transfers, setTransfers] = useState<Transfer[]>([]);
@@ -71,6 +73,7 @@ export function MoneyView() {
       if (event.event === 'transfer' || event.event === 'anchor') {
         supply.reload();
         account.reload();
+        holds.reload();
       }
       if (event.event === 'anchor') batches.reload();
     };
@@ -79,7 +82,6 @@ export function MoneyView() {
   }, []);
 
   const mine = account.data?.did;
-  const holds = transfers.filter((transfer) => transfer.hold_id !== null && (transfer.from === mine || transfer.to === mine));
   return (
     <div class="money">
       <div class="grid">
@@ -155,20 +157,7 @@ export function MoneyView() {
         </div>
       </section>
       <div class="grid">
-        <section class="panel" aria-labelledby="holds-title">
-          <h2 id="holds-title">Your holds</h2>
-          {holds.length === 0 ? (
-            <p class="muted">No holds in the recent feed.</p>
-          ) : (
-            <ul>
-              {holds.map((hold) => (
-                <li key={hold.seq}>
-                  {hold.kind} {hold.amount} <code>{hold.hold_id}</code>
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
+        <HoldsPanel holds={holds} mine={mine} short={(did) => short(did, mine)} />
         <section class="panel" aria-labelledby="batches-title">
           <h2 id="batches-title">Batches</h2>
           <ul>

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
-import { listenOnFreePort } from '@platform/testkit/local-server';
+import { listenOnFreePort } from './local-server.ts';
 
 /**
  * The browser's network link, as a forward HTTP proxy the browser sends everything through (Chromium's
