@@ -216,9 +216,11 @@ for (const engine of engines)
       assert.ok(!world.aliceVolume().includes(accessToken), 'the access token reached the daemon’s volume or log');
     });
 
-    test('alarm: the agent sets an alarm; the daemon goes to sleep; the scheduler fires it, the router wakes the daemon, and the wake becomes a turn whose answer shows in /events', async () => {
+    test('alarm: the agent sets an alarm; the daemon goes to sleep; the scheduler fires it, the router wakes the daemon, and the wake becomes a turn whose answer shows in /events', async (t) => {
       const daemons = () => world.platform.processes().filter((process) => process.command.includes('daemon/dist/main.js'));
       const { promise: replyHeld, resolve: releaseReply } = Promise.withResolvers<Record<string, unknown>>();
+      // Also when an assertion fails: a turn held for ever would keep the daemon, and the platform's stop, waiting.
+      t.after(() => releaseReply({ reply: 'Time to water the plants!', task: null, remember: [] }));
       const { promise: wakeArrived, resolve: wakeTurn } = Promise.withResolvers<void>();
       world.model.setScript(
         railScript({

@@ -64,11 +64,15 @@ describe('wakes', () => {
     const health = async () => (await daemon.call('GET', '/healthz')).json.data;
     assert.deepEqual([(await health()).working, (await health()).busy], [false, false]);
     const asked = stack.model.received.length;
-    const accepted = await daemon.call('POST', '/wake', { body: wake(), headers: { 'idempotency-key': 'working-1' } });
-    assert.equal(accepted.status, 202);
-    await stack.model.waitFor(asked + 1);
-    assert.deepEqual([(await health()).working, (await health()).busy], [true, false], 'no intent walks, but the wake’s turn does');
-    answerNow({ reply: 'Done.', task: null, remember: [] });
+    try {
+      const accepted = await daemon.call('POST', '/wake', { body: wake(), headers: { 'idempotency-key': 'working-1' } });
+      assert.equal(accepted.status, 202);
+      await stack.model.waitFor(asked + 1);
+      assert.deepEqual([(await health()).working, (await health()).busy], [true, false], 'no intent walks, but the wake’s turn does');
+    } finally {
+      // Also when an assertion failed: a turn held for ever would hang the next tests and the daemon's stop.
+      answerNow({ reply: 'Done.', task: null, remember: [] });
+    }
     await daemon.daemon.wakes.settled();
     assert.equal((await health()).working, false);
   });

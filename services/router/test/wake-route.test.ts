@@ -62,8 +62,10 @@ describe('POST /internal/wake', () => {
     assert.equal((await router.call('GET', '/conversations/work', token)).json.data.entries[0].text, 'Alarm: Stand-up in five minutes');
   });
 
-  test('a daemon at work on a wake’s turn is not idle: the reaper leaves it running until the turn is over', async () => {
+  test('a daemon at work on a wake’s turn is not idle: the reaper leaves it running until the turn is over', async (t) => {
     const { promise: answer, resolve: answerNow } = Promise.withResolvers<Record<string, unknown>>();
+    // Also when an assertion fails: a turn held for ever would keep the daemon, and the router's stop, waiting.
+    t.after(() => answerNow({ reply: 'Noted.', task: null, remember: [] }));
     model.setScript(railScript({ chat: () => answer }));
     const sub = randomUUID();
     await router.admin('POST', '/admin/users', { idp_user_id: sub });
