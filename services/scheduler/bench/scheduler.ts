@@ -33,7 +33,7 @@ export async function runScheduler(opts: Omit<PeerOptions, 'databaseUrl'> & { da
     if (i > 0) databases.push(database);
     const dispatcher = new Dispatcher({
       repository: new AlarmsRepository(database.db, systemClock),
-      deliver: httpWakeDelivery({ url: opts.sinkUrl, token: opts.sinkToken, timeoutMs: 10_000, maxSockets: 512 }),
+      deliver: httpWakeDelivery({ url: opts.sinkUrl, token: opts.sinkToken, timeoutMs: 10_000, connections: 512 }),
       clock: systemClock,
       logger,
       onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),
