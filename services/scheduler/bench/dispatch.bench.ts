@@ -20,10 +20,12 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 const burst = Number(process.env.BENCH_BURST ?? 10_000);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const token = 'bench-token';
-const shapes = [
+const allShapes = [
   { title: `${burst} due at once`, count: burst, spreadMs: 0 },
   { title: '1000 spread over 10 s', count: 1000, spreadMs: 10_000 },
 ];
+// BENCH_SHAPES=burst skips the spread case (quick iterations on the burst figure).
+const shapes = process.env.BENCH_SHAPES === 'burst' ? allShapes.slice(0, 1) : allShapes;
 
 type Contender = { name: string; run: (opts: PeerOptions) => Promise<PeerResult>; pglite?: boolean };
 const contenders: Contender[] = [
@@ -33,9 +35,10 @@ const contenders: Contender[] = [
   { name: 'graphile-worker', run: runGraphileWorker },
 ];
 
-// BENCH_ONLY=scheduler runs our contenders alone (quick iterations); the README table comes from a full run.
-const only = process.env.BENCH_ONLY;
-const selected = contenders.filter((contender) => !only || contender.name.startsWith(only));
+// BENCH_ONLY=scheduler runs our contenders alone (quick iterations; a comma-separated list of name prefixes picks
+// several, e.g. "scheduler (PostgreSQL),graphile"); the README table comes from a full run.
+const only = process.env.BENCH_ONLY?.split(',');
+const selected = contenders.filter((contender) => !only || only.some((prefix) => contender.name.startsWith(prefix)));
 
 const machine = await benchPreamble('scheduler dispatch');
 const sink = await startWakeSinkProcess({ token });
@@ -107,12 +110,13 @@ function printSummary(): void {
 function printTable(title: string, results: PeerResult[]): void {
   const ours = results.find((result) => result.name === 'scheduler (PostgreSQL)') ?? (results[0] as PeerResult);
   console.log(`\n${title}`);
-  console.log('| contender | fires/s | lateness p50 ms | p99 ms | max ms | fires/s vs ours | p99 vs ours |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| contender | fires/s | lateness p50 ms | p99 ms | max ms | fires/s vs ours | p99 vs ours | CPU ms per 1k fires: process | PostgreSQL |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     console.log(
       `| ${r.name} | ${Math.round(r.firesPerSecond)} | ${Math.round(r.p50)} | ${Math.round(r.p99)} | ${Math.round(r.max)} | ` +
-        `${(r.firesPerSecond / ours.firesPerSecond).toFixed(2)}x | ${(r.p99 / Math.max(ours.p99, 1)).toFixed(2)}x |`,
+        `${(r.firesPerSecond / ours.firesPerSecond).toFixed(2)}x | ${(r.p99 / Math.max(ours.p99, 1)).toFixed(2)}x | ` +
+        `${Math.round(r.processCpuMsPer1k)} | ${Math.round(r.databaseCpuMsPer1k)} |`,
     );
   }
 }

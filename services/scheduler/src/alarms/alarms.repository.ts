@@ -108,21 +108,34 @@ export class AlarmsRepository {
    * instances claim side by side without waiting on or double-claiming each other's rows; an expired
    * lease (a crashed instance) makes an alarm claimable again. The rows are looked up by primary key
    * (`= any(array(...))`): a join with the CTE lets the planner pick a sequential scan of the whole table.
+   *
+   * Bitmap and sequential scans are turned off for this one statement (`set_config(..., true)` lasts until the
+   * transaction ends): the claim must walk the due index in order and stop after `limit` rows. Without statistics
+   * on `status` (a table burst-filled since its last ANALYZE) the planner guessed a few dozen active alarms and
+   * chose a bitmap scan of every due row plus a sort, about 10 ms a claim at 10,000 due; a bitmap scan also never
+   * marks the index entries of fired alarms dead, so every later claim read them all again.
    */
   async claimDue(claimToken: string, limit: number, leaseMs: number): Promise<ClaimedAlarm[]> {
     const now = this.#clock.sqlNow();
-    const result = await sql<ClaimedAlarm>`
-      with due as (
-        select id from alarms
-        where status = 'active' and next_fire_at <= ${now} and (claim_token is null or claimed_until <= ${now})
-        order by next_fire_at
-        limit ${limit}
-        for update skip locked
-      )
-      update alarms set claim_token = ${claimToken}, claimed_until = ${now} + make_interval(secs => ${leaseMs / 1000})
-      where alarms.id = any(array(select id from due))
-      returning ${sql.join(claimedColumns.map((column) => sql.ref(`alarms.${column}`)))}, ${now} as claimed_at`.execute(this.#db);
-    return result.rows.map((row) => ({ ...row, claimed_at: new Date(row.claimed_at) }));
+    const rows = await this.#db.transaction().execute(async (trx) => {
+      await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+      const result = await sql<ClaimedAlarm>`
+        with due as (
+          select id from alarms
+          where status = 'active' and next_fire_at <= ${now} and (claim_token is null or claimed_until <= ${now})
+          order by next_fire_at
+          limit ${limit}
+          for update skip locked
+        )
+        update alarms set claim_token = ${claimToken}, claimed_until = ${now} + make_interval(secs => ${leaseMs / 1000})
+        where alarms.id = any(array(select id from due))
+        returning ${sql.join(claimedColumns.map((column) => sql.ref(`alarms.${column}`)))}, ${now} as claimed_at`.execute(trx);
+      return result.rows;
+    });
+    // One claim time for the batch (the statement's now): parsed once, shared by every row.
+    const claimedAt = rows.length === 0 ? undefined : new Date((rows[0] as ClaimedAlarm).claimed_at);
+    for (const row of rows) row.claimed_at = claimedAt as Date;
+    return rows;
   }
 
   /** When the dispatcher should look again: the earliest unclaimed due time or lease expiry, with the database's now. */
@@ -140,13 +153,31 @@ export class AlarmsRepository {
   }
 
   /**
-   * Writes the outcomes of a batch of deliveries in one statement. Only rows still claimed by this
-   * instance and still active are written: a cancelled alarm stays cancelled, and an instance whose
-   * lease ran out cannot overwrite the instance that took over. The `= any` condition gives the planner
-   * a primary-key path; joined with `unnest` alone it scans the whole table.
+   * Writes the outcomes of a batch of deliveries. Only rows still claimed by this instance are written: an
+   * instance whose lease ran out cannot overwrite the instance that took over, and a cancelled alarm stays
+   * cancelled, because cancelling clears the claim. That fence also stands for `status = 'active'` (only active
+   * rows are claimed, and every change of status clears the claim), which is left out of the condition on
+   * purpose: it matches the due index's predicate, and without statistics the planner then scanned every active
+   * alarm through that index instead of looking the batch up by primary key.
+   *
+   * `fired` are the `once` alarms delivered on their first try or a retry: their new state is the same for every
+   * one of them but the fire time, which is their claim time (the lease's end less the lease), so they are written
+   * by id alone, with nothing to build per alarm and no join. `outcomes` are the rest (cron, failures), each with
+   * its own state, written in one `UPDATE … FROM unnest(…)`.
    */
-  async completeFires(claimToken: string, outcomes: readonly FireOutcome[]): Promise<number> {
-    if (outcomes.length === 0) return 0;
+  async completeFires(claimToken: string, completed: { fired: readonly string[]; outcomes: readonly FireOutcome[] }, leaseMs: number): Promise<number> {
+    let written = 0;
+    const { fired, outcomes } = completed;
+    if (fired.length > 0) {
+      const result = await sql`
+        update alarms set
+          status = 'fired', attempt = 1, failure_count = 0, last_error = '',
+          last_fired_at = claimed_until - make_interval(secs => ${leaseMs / 1000}),
+          fire_count = fire_count + 1, claim_token = null, claimed_until = null
+        where id = any(${fired}::uuid[]) and claim_token = ${claimToken}`.execute(this.#db);
+      written += Number(result.numAffectedRows ?? 0n);
+    }
+    if (outcomes.length === 0) return written;
     const column = <K extends keyof FireOutcome>(key: K) => outcomes.map((outcome) => outcome[key]);
     const iso = (dates: (Date | null)[]) => dates.map((date) => date?.toISOString() ?? null);
     const result = await sql`
@@ -158,10 +189,8 @@ export class AlarmsRepository {
                   ${iso(column('occurrence_at'))}::timestamptz[], ${column('attempt')}::int[], ${column('failure_count')}::int[],
                   ${column('last_error')}::text[], ${iso(column('last_fired_at'))}::timestamptz[], ${column('fired')}::int[])
         as v(id, status, next_fire_at, occurrence_at, attempt, failure_count, last_error, last_fired_at, fired)
-      where alarms.id = any(${column('id')}::uuid[]) and alarms.id = v.id and alarms.claim_token = ${claimToken} and alarms.status = 'active'`.execute(
-      this.#db,
-    );
-    return Number(result.numAffectedRows ?? 0n);
+      where alarms.id = any(${column('id')}::uuid[]) and alarms.id = v.id and alarms.claim_token = ${claimToken}`.execute(this.#db);
+    return written + Number(result.numAffectedRows ?? 0n);
   }
 
   /** Gives back every claim an instance still holds (graceful shutdown). */
