@@ -95,7 +95,7 @@ function printSummary(): void {
     }
   };
   table(`Summary: ${shapes[0]?.title}, fires/s`, burstRuns, (r) => r.firesPerSecond);
-  table(`Summary: ${shapes[1]?.title}, lateness p99 ms`, spreadRuns, (r) => r.p99);
+  if (spreadRuns.length > 0) table(`Summary: ${shapes[1]?.title}, lateness p99 ms`, spreadRuns, (r) => r.p99);
   const ours = figure(burstRuns, 'scheduler (PostgreSQL)', (r) => r.firesPerSecond);
   for (const peer of ['pg-boss', 'graphile-worker']) {
     const theirs = figure(burstRuns, peer, (r) => r.firesPerSecond);

@@ -7,6 +7,11 @@ import { createWakePoster, type WakePoster } from '../src/dispatch/wake-delivery
  * concurrency is their own tuning (see peers/*.ts), and 64 connections cover graphile-worker's 50 jobs in flight.
  */
 const CONNECTIONS = 64;
+/**
+ * BENCH_WAKE_PIPELINING=N sends up to N wakes per connection before the first answer, for every contender alike.
+ * Off (1) by default, as in the scheduler's production delivery.
+ */
+export const benchPipelining = Number(process.env.BENCH_WAKE_PIPELINING ?? 1);
 const TIMEOUT_MS = 10_000;
 const posters = new Map<string, WakePoster>();
 
@@ -14,7 +19,7 @@ function posterFor(url: string, token: string): WakePoster {
   const key = `${url} ${token}`;
   let found = posters.get(key);
   if (!found) {
-    found = createWakePoster({ url, token, timeoutMs: TIMEOUT_MS, connections: CONNECTIONS });
+    found = createWakePoster({ url, token, timeoutMs: TIMEOUT_MS, connections: CONNECTIONS, pipelining: benchPipelining });
     posters.set(key, found);
   }
   return found;

@@ -24,6 +24,8 @@ export interface WakePosterOptions {
   timeoutMs: number;
   /** Kept-alive connections to the receiver: one per wake in flight, so no wake waits for a connection. */
   connections?: number;
+  /** Wakes sent on one connection before the first answer comes back (HTTP/1.1 pipelining); 1 (off) by default. */
+  pipelining?: number;
 }
 
 export interface WakePoster {
@@ -43,7 +45,7 @@ export function createWakePoster(options: WakePosterOptions): WakePoster {
   const target = new URL(options.url);
   const path = `${target.pathname}${target.search}`;
   // Our own per-wake timer covers the whole exchange, so undici's own header and body timers are off.
-  const pool = new Pool(target.origin, { connections: options.connections ?? 128, headersTimeout: 0, bodyTimeout: 0 });
+  const pool = new Pool(target.origin, { connections: options.connections ?? 128, pipelining: options.pipelining ?? 1, headersTimeout: 0, bodyTimeout: 0 });
   const bearer = options.token === '' ? undefined : `Bearer ${options.token}`;
   const timedOut = `wake receiver did not answer within ${options.timeoutMs} ms`;
   return {
@@ -54,7 +56,7 @@ export function createWakePoster(options: WakePosterOptions): WakePoster {
           ? ['content-type', 'application/json', 'idempotency-key', idempotencyKey]
           : ['content-type', 'application/json', 'idempotency-key', idempotencyKey, 'authorization', bearer];
       return new Promise<FireResult>((resolve) => {
-        pool.dispatch({ path, method: 'POST', headers, body }, new WakeExchange(resolve, options.timeoutMs, timedOut));
+        pool.dispatch({ path, method: 'POST', headers, body, idempotent: true }, new WakeExchange(resolve, options.timeoutMs, timedOut));
       });
     },
     close: () => pool.destroy(),
