@@ -24,8 +24,8 @@ const allShapes = [
   { title: `${burst} due at once`, count: burst, spreadMs: 0 },
   { title: '1000 spread over 10 s', count: 1000, spreadMs: 10_000 },
 ];
-// BENCH_SHAPES=burst skips the spread case (quick iterations on the burst figure).
-const shapes = process.env.BENCH_SHAPES === 'burst' ? allShapes.slice(0, 1) : allShapes;
+// BENCH_SHAPES=burst or =spread runs one case alone (quick iterations on one figure).
+const shapes = allShapes.filter((_, index) => process.env.BENCH_SHAPES !== ['spread', 'burst'][index]);
 
 type Contender = { name: string; run: (opts: PeerOptions) => Promise<PeerResult>; pglite?: boolean };
 const contenders: Contender[] = [
@@ -81,7 +81,8 @@ async function runContender(contender: Contender, shape: (typeof shapes)[number]
 
 /** Burst fires/s and spread p99 per run, with the median, and whether ours led both peers in every run. */
 function printSummary(): void {
-  const [burstRuns = [], spreadRuns = []] = results;
+  const burstRuns = shapes[0]?.spreadMs === 0 ? (results[0] ?? []) : [];
+  const spreadRuns = results[shapes.length - 1] ?? [];
   const figure = (rounds: PeerResult[][], name: string, pick: (r: PeerResult) => number) =>
     rounds.map((round) => round.find((r) => r.name === name)).map((r) => (r ? pick(r) : Number.NaN));
   const header = Array.from({ length: runs }, (_, i) => `run ${i + 1}`);
@@ -94,8 +95,8 @@ function printSummary(): void {
       console.log(`| ${name} | ${values.map((v) => Math.round(v)).join(' | ')} | ${Math.round(p50(values))} |`);
     }
   };
-  table(`Summary: ${shapes[0]?.title}, fires/s`, burstRuns, (r) => r.firesPerSecond);
-  if (spreadRuns.length > 0) table(`Summary: ${shapes[1]?.title}, lateness p99 ms`, spreadRuns, (r) => r.p99);
+  if (burstRuns.length > 0) table(`Summary: ${allShapes[0]?.title}, fires/s`, burstRuns, (r) => r.firesPerSecond);
+  if (shapes.at(-1)?.spreadMs !== 0) table(`Summary: ${allShapes[1]?.title}, lateness p99 ms`, spreadRuns, (r) => r.p99);
   const ours = figure(burstRuns, 'scheduler (PostgreSQL)', (r) => r.firesPerSecond);
   for (const peer of ['pg-boss', 'graphile-worker']) {
     const theirs = figure(burstRuns, peer, (r) => r.firesPerSecond);

@@ -1,5 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
-import { type Insertable, type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import type { AlarmRow, AlarmTable, SchedulerSchema } from '../db/schema.ts';
 import type { FireOutcome } from './fire-outcome.ts';
 
@@ -28,6 +28,12 @@ export const claimedColumns = [
   'max_failures',
   'last_fired_at',
 ] as const satisfies readonly (keyof AlarmRow)[];
+
+/** When the dispatcher should look again (null: nothing pending), with the database's now. */
+export interface NextWake {
+  nextAt: Date | null;
+  now: Date;
+}
 
 export type ClaimedAlarm = Pick<AlarmRow, (typeof claimedColumns)[number]> & { claimed_at: Date };
 
@@ -109,16 +115,13 @@ export class AlarmsRepository {
    * lease (a crashed instance) makes an alarm claimable again. The rows are looked up by primary key
    * (`= any(array(...))`): a join with the CTE lets the planner pick a sequential scan of the whole table.
    *
-   * Bitmap and sequential scans are turned off for this one statement (`set_config(..., true)` lasts until the
-   * transaction ends): the claim must walk the due index in order and stop after `limit` rows. Without statistics
-   * on `status` (a table burst-filled since its last ANALYZE) the planner guessed a few dozen active alarms and
-   * chose a bitmap scan of every due row plus a sort, about 10 ms a claim at 10,000 due; a bitmap scan also never
-   * marks the index entries of fired alarms dead, so every later claim read them all again.
+   * The plan is pinned to the due index (see `#inDueOrder`). A claim that comes back short took everything due, so
+   * the same transaction also answers when to look again (`next`), saving the dispatcher another round of
+   * statements per alarm when alarms fall due one by one.
    */
-  async claimDue(claimToken: string, limit: number, leaseMs: number): Promise<ClaimedAlarm[]> {
+  async claimDue(claimToken: string, limit: number, leaseMs: number): Promise<{ alarms: ClaimedAlarm[]; next?: NextWake }> {
     const now = this.#clock.sqlNow();
-    const rows = await this.#db.transaction().execute(async (trx) => {
-      await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+    const { rows, next } = await this.#inDueOrder(async (trx) => {
       const result = await sql<ClaimedAlarm>`
         with due as (
           select id from alarms
@@ -130,22 +133,22 @@ export class AlarmsRepository {
         update alarms set claim_token = ${claimToken}, claimed_until = ${now} + make_interval(secs => ${leaseMs / 1000})
         where alarms.id = any(array(select id from due))
         returning ${sql.join(claimedColumns.map((column) => sql.ref(`alarms.${column}`)))}, ${now} as claimed_at`.execute(trx);
-      return result.rows;
+      return { rows: result.rows, next: result.rows.length < limit ? await this.#nextWake(trx) : undefined };
     });
     // One claim time for the batch (the statement's now): parsed once, shared by every row.
     const claimedAt = rows.length === 0 ? undefined : new Date((rows[0] as ClaimedAlarm).claimed_at);
     for (const row of rows) row.claimed_at = claimedAt as Date;
-    return rows;
+    return next ? { alarms: rows, next } : { alarms: rows };
   }
 
   /** When the dispatcher should look again: the earliest unclaimed due time or lease expiry, with the database's now. */
-  async nextWake(): Promise<{ nextAt: Date | null; now: Date }> {
+  async #nextWake(trx: Transaction<SchedulerSchema>): Promise<NextWake> {
     const now = this.#clock.sqlNow();
     const result = await sql<{ next_due: Date | null; next_lease: Date | null; now: Date }>`
       select
         (select next_fire_at from alarms where status = 'active' and claim_token is null order by next_fire_at limit 1) as next_due,
         (select min(claimed_until) from alarms where status = 'active' and claim_token is not null and next_fire_at <= ${now}) as next_lease,
-        ${now} as now`.execute(this.#db);
+        ${now} as now`.execute(trx);
     const row = result.rows[0] as { next_due: Date | null; next_lease: Date | null; now: Date };
     const candidates = [row.next_due, row.next_lease].filter((value): value is Date => value !== null).map((value) => new Date(value));
     const nextAt = candidates.length === 0 ? null : new Date(Math.min(...candidates.map((date) => date.getTime())));
@@ -191,6 +194,21 @@ export class AlarmsRepository {
         as v(id, status, next_fire_at, occurrence_at, attempt, failure_count, last_error, last_fired_at, fired)
       where alarms.id = any(${column('id')}::uuid[]) and alarms.id = v.id and alarms.claim_token = ${claimToken}`.execute(this.#db);
     return written + Number(result.numAffectedRows ?? 0n);
+  }
+
+  /**
+   * Runs the dispatcher's reads of the due index with bitmap and sequential scans turned off for one short
+   * transaction (`set_config(…, true)` lasts until it ends), so they walk the index in `next_fire_at` order and stop
+   * as soon as they have what they need. On a table filled faster than autovacuum analyses it (a burst of new
+   * alarms), the planner guessed a few dozen active alarms and read every due (for the next wake: every active)
+   * alarm through a bitmap scan, then sorted them: about 10 ms a claim at 10,000 due, growing with the table. A
+   * bitmap scan also never marks the index entries of fired alarms dead, so each later claim read them all again.
+   */
+  #inDueOrder<T>(run: (trx: Transaction<SchedulerSchema>) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+      return run(trx);
+    });
   }
 
   /** Gives back every claim an instance still holds (graceful shutdown). */

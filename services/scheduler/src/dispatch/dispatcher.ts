@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
-import type { AlarmsRepository, ClaimedAlarm } from '../alarms/alarms.repository.ts';
+import type { AlarmsRepository, ClaimedAlarm, NextWake } from '../alarms/alarms.repository.ts';
 import { type FireOutcome, fireOutcome } from '../alarms/fire-outcome.ts';
 import type { DeliverWake } from './wake-delivery.ts';
 
@@ -95,7 +95,7 @@ export class Dispatcher {
 
   /** Fires everything due now and waits until the outcomes are written (tests drive time with this). */
   async runOnce(): Promise<void> {
-    while ((await this.#claimAndDeliver()) > 0 || this.#inFlight > 0) await this.#nextFinish();
+    while ((await this.#claimAndDeliver()).claimed > 0 || this.#inFlight > 0) await this.#nextFinish();
     await this.#flush();
   }
 
@@ -111,9 +111,12 @@ export class Dispatcher {
           this.#waitingForCapacity = false;
           continue;
         }
-        if ((await this.#claimAndDeliver()) > 0) continue;
         const askedAt = this.#options.clock.now().getTime();
-        const { nextAt, now } = await this.#options.repository.nextWake();
+        // A full claim may have left more due; a short one took everything due and says when to look again.
+        const { next } = await this.#claimAndDeliver();
+        if (this.#stopping) break;
+        if (next === undefined) continue;
+        const { nextAt, now } = next;
         const delay = nextAt === null ? this.#options.maxIdleMs : Math.min(this.#options.maxIdleMs, nextAt.getTime() - now.getTime());
         if (delay <= 0) continue;
         this.#plannedWakeAt = now.getTime() + delay;
@@ -130,16 +133,18 @@ export class Dispatcher {
     }
   }
 
-  async #claimAndDeliver(): Promise<number> {
+  /** Claims what is due up to the free capacity and sends the wakes; `next` comes with a claim that took everything due. */
+  async #claimAndDeliver(): Promise<{ claimed: number; next?: NextWake }> {
     const capacity = this.#options.concurrency - this.#inFlight;
-    if (capacity <= 0 || this.#stopping) return 0;
-    const claimed = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
-    if (claimed.length === 0) return 0;
-    // Every alarm of a claim was claimed at the same moment: one string for all their wakes.
-    const firedAt = (claimed[0] as ClaimedAlarm).claimed_at.toISOString();
-    this.#inFlight += claimed.length;
-    for (const alarm of claimed) void this.#fire(alarm, firedAt);
-    return claimed.length;
+    if (capacity <= 0 || this.#stopping) return { claimed: 0 };
+    const { alarms, next } = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
+    if (alarms.length > 0) {
+      // Every alarm of a claim was claimed at the same moment: one string for all their wakes.
+      const firedAt = (alarms[0] as ClaimedAlarm).claimed_at.toISOString();
+      this.#inFlight += alarms.length;
+      for (const alarm of alarms) void this.#fire(alarm, firedAt);
+    }
+    return next ? { claimed: alarms.length, next } : { claimed: alarms.length };
   }
 
   #nextFinish(): Promise<void> {
