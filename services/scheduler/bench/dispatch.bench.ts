@@ -49,8 +49,12 @@ const results: PeerResult[][][] = shapes.map(() => []);
 try {
   for (let run = 1; run <= runs; run++) {
     for (const [index, shape] of shapes.entries()) {
-      const round: PeerResult[] = [];
-      for (const contender of selected) round.push(await runContender(contender, shape));
+      // Each run starts with another contender, so none always runs right after the same one (PGlite leaves a large
+      // heap behind, for example) or always first; the tables keep one order.
+      const order = selected.map((_, i) => selected[(i + run - 1) % selected.length] as Contender);
+      const byName = new Map<string, PeerResult>();
+      for (const contender of order) byName.set(contender.name, await runContender(contender, shape));
+      const round = selected.map((contender) => byName.get(contender.name) as PeerResult);
       results[index]?.push(round);
       printTable(`${shape.title} (run ${run} of ${runs})`, round);
     }

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import type { AlarmsRepository, ClaimedAlarm, NextWake } from '../alarms/alarms.repository.ts';
-import { type FireOutcome, fireOutcome } from '../alarms/fire-outcome.ts';
-import type { DeliverWake } from './wake-delivery.ts';
+import { type FireOutcome, type FireResult, fireOutcome } from '../alarms/fire-outcome.ts';
+import type { DeliverWake, WakeBody } from './wake-delivery.ts';
 
 export interface DispatcherOptions {
   repository: AlarmsRepository;
@@ -147,14 +147,16 @@ export class Dispatcher {
     return next ? { claimed: alarms.length, next } : { claimed: alarms.length };
   }
 
+  /** Resolves when the next delivery finishes, or at once when none is in flight. */
   #nextFinish(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.#finishWaiters.push(resolve));
   }
 
   /** Delivers one wake and queues its outcome; never rejects (a delivery failure is an outcome). */
   async #fire(alarm: ClaimedAlarm, firedAt: string): Promise<void> {
     try {
-      const result = await this.#options.deliver({
+      const result = await this.#deliver({
         user_id: alarm.owner_user_id,
         alarm_id: alarm.id,
         label: alarm.label,
@@ -177,6 +179,15 @@ export class Dispatcher {
       if (this.#finishWaiters.length > 0) for (const resolve of this.#finishWaiters.splice(0)) resolve();
       // Wake a loop that waits for room only once there is room for a worthwhile batch.
       if (this.#waitingForCapacity && (this.#inFlight === 0 || this.#options.concurrency - this.#inFlight >= this.#minimumClaim)) this.#wakeup.abort();
+    }
+  }
+
+  /** The delivery, with a throw (a delivery function breaking its contract) turned into a failed fire. */
+  async #deliver(wake: WakeBody): Promise<FireResult> {
+    try {
+      return await this.#options.deliver(wake);
+    } catch (error) {
+      return { ok: false, error: `wake delivery failed: ${(error as Error).message}` };
     }
   }
 
