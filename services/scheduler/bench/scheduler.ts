@@ -11,6 +11,7 @@ import { httpWakeDelivery } from '../src/dispatch/wake-delivery.ts';
 import type { Alarm } from './peers/alarm.ts';
 import { measureRound } from './peers/round.ts';
 import type { PeerOptions, PeerResult } from './peers/types.ts';
+import { benchPipelining } from './wake-client.ts';
 
 const logger = pino({ level: 'warn' });
 
@@ -33,7 +34,7 @@ export async function runScheduler(opts: Omit<PeerOptions, 'databaseUrl'> & { da
     if (i > 0) databases.push(database);
     const dispatcher = new Dispatcher({
       repository: new AlarmsRepository(database.db, systemClock),
-      deliver: httpWakeDelivery({ url: opts.sinkUrl, token: opts.sinkToken, timeoutMs: 10_000, maxSockets: 512 }),
+      deliver: httpWakeDelivery({ url: opts.sinkUrl, token: opts.sinkToken, timeoutMs: 10_000, connections: 512, pipelining: benchPipelining }),
       clock: systemClock,
       logger,
       onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),

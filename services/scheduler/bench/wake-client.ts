@@ -1,61 +1,43 @@
-import http from 'node:http';
+import { createWakePoster, type WakePoster } from '../src/dispatch/wake-delivery.ts';
 
 /*
- * Why node:http and not fetch: `undici` is not installed as a package here, so its request()/Agent
- * are out of reach, and Node's global fetch (undici inside, keep-alive by default) measured ~3x
- * slower on this 2-core box: ~5.5-6.8k req/s against ~15-21k req/s for http.request with a
- * keep-alive Agent, same in-process sink, 50 and 200 in flight. At fetch's rate the client, not the
- * scheduler under test, would cap fires/s. Every contender must post through this one helper.
+ * The peers' wake POST. It goes through the scheduler's own wake poster (undici's Pool, kept-alive connections),
+ * so every contender pays the same HTTP client cost per wake and the comparison is of the scheduling, not of two
+ * HTTP clients. Only the connection count differs, set to what each side can have in flight: the peers' job
+ * concurrency is their own tuning (see peers/*.ts), and 64 connections cover graphile-worker's 50 jobs in flight.
  */
-const agent = new http.Agent({
-  keepAlive: true,
-  // Enough parallel sockets to saturate the sink; more only adds accept/handshake churn.
-  maxSockets: 64,
-  keepAliveMsecs: 30_000,
-});
-
+const CONNECTIONS = 64;
+/**
+ * BENCH_WAKE_PIPELINING=N sends up to N wakes per connection before the first answer, for every contender alike.
+ * Off (1) by default, as in the scheduler's production delivery.
+ */
+export const benchPipelining = Number(process.env.BENCH_WAKE_PIPELINING ?? 1);
 const TIMEOUT_MS = 10_000;
+const posters = new Map<string, WakePoster>();
+
+function posterFor(url: string, token: string): WakePoster {
+  const key = `${url} ${token}`;
+  let found = posters.get(key);
+  if (!found) {
+    found = createWakePoster({ url, token, timeoutMs: TIMEOUT_MS, connections: CONNECTIONS, pipelining: benchPipelining });
+    posters.set(key, found);
+  }
+  return found;
+}
 
 /**
  * POSTs one wake as JSON. Resolves on a 2xx answer; rejects on any other status, a socket error or
  * no answer within 10 s, so queue libraries see a failed job and retry it.
  */
-export function postWake(url: string, token: string, body: object, idempotencyKey: string): Promise<void> {
-  const payload = JSON.stringify(body);
-  return new Promise<void>((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        timeout: TIMEOUT_MS,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          authorization: `Bearer ${token}`,
-          'idempotency-key': idempotencyKey,
-        },
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        // Drain the answer so the socket goes back to the keep-alive pool.
-        res.resume();
-        res.on('end', () => {
-          if (status >= 200 && status < 300) resolve();
-          else reject(new Error(`wake POST answered ${status}`));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`wake POST timed out after ${TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+export async function postWake(url: string, token: string, body: object, idempotencyKey: string): Promise<void> {
+  const result = await posterFor(url, token).post(JSON.stringify(body), idempotencyKey);
+  if (!result.ok) throw new Error(result.error);
 }
 
-/** Closes idle keep-alive sockets so a finished benchmark process can exit. */
+/** Closes idle keep-alive connections so a finished benchmark process can exit. */
 export function closeWakeClient(): void {
-  agent.destroy();
+  for (const found of posters.values()) void found.close();
+  posters.clear();
 }
 
 /**

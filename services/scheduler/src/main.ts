@@ -34,7 +34,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const dispatcher = new Dispatcher({
     repository: new AlarmsRepository(database.db, clock),
     // One socket per delivery in flight, so no wake spends its timeout queued for a socket.
-    deliver: httpWakeDelivery({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, maxSockets: config.dispatchConcurrency }),
+    deliver: httpWakeDelivery({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, connections: config.dispatchConcurrency }),
     clock,
     logger,
     onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),

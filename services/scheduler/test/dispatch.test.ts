@@ -276,7 +276,7 @@ for (const engine of testEngines()) {
       const writes: number[] = [];
       const stalled = new (class extends AlarmsRepository {
         override async completeFires(...args: Parameters<AlarmsRepository['completeFires']>) {
-          writes.push(args[1].length);
+          writes.push(args[1].fired.length + args[1].outcomes.length);
           await gate;
           return super.completeFires(...args);
         }

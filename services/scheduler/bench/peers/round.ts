@@ -1,3 +1,4 @@
+import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { max, percentile } from '@platform/testkit/stats';
 import { type Alarm, planAlarms } from './alarm.ts';
 import type { PeerOptions, PeerResult } from './types.ts';
@@ -54,6 +55,21 @@ export async function measureRound(name: string, opts: PeerOptions, insert: (ala
   if (insertDoneAt >= dueAt) {
     throw new Error(`${name}: inserting ${count} jobs overran the due moment by ${insertDoneAt - dueAt} ms`);
   }
+  // CPU per fire does not depend on how busy the machine is the way fires/s does: it shows where a contender
+  // spends, in its own process and in PostgreSQL, even on a shared machine. The wait before the due moment is
+  // counted (a poller spends there), the insert is not.
+  const from = cpuSnapshot([process.pid]);
   await sink.waitFor(count, dueAt - insertDoneAt + drainBudgetMs(count, spreadMs));
-  return { name, count, ...summarize(sink.lateness(), dueAt, sink.lastReceivedAt(), count) };
+  const to = cpuSnapshot([process.pid]);
+  const cpu = cpuBetween(from, to);
+  const seconds = ((to?.at ?? 0) - (from?.at ?? 0)) / 1000;
+  const perThousandFires = (cores: number) => (cores * seconds * 1000 * 1000) / count;
+  const database = opts.databaseUrl === '' ? [] : [new URL(opts.databaseUrl).pathname.slice(1)];
+  return {
+    name,
+    count,
+    ...summarize(sink.lateness(), dueAt, sink.lastReceivedAt(), count),
+    processCpuMsPer1k: perThousandFires(cpu.named(process.pid)),
+    databaseCpuMsPer1k: database.length === 0 ? 0 : perThousandFires(cpu.postgresOf(database)),
+  };
 }

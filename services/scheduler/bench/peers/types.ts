@@ -20,4 +20,8 @@ export interface PeerResult {
   p50: number;
   p99: number;
   max: number;
+  /** CPU the contender's own process (the bench process) spent per 1,000 fires, from before the due moment to the last receive. */
+  processCpuMsPer1k: number;
+  /** CPU PostgreSQL's backends serving the contender's database spent per 1,000 fires, over the same window. */
+  databaseCpuMsPer1k: number;
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
-import type { AlarmsRepository, ClaimedAlarm } from '../alarms/alarms.repository.ts';
-import { type FireOutcome, fireOutcome } from '../alarms/fire-outcome.ts';
-import type { DeliverWake } from './wake-delivery.ts';
+import type { AlarmsRepository, ClaimedAlarm, NextWake } from '../alarms/alarms.repository.ts';
+import { type FireOutcome, type FireResult, fireOutcome } from '../alarms/fire-outcome.ts';
+import type { DeliverWake, WakeBody } from './wake-delivery.ts';
 
 export interface DispatcherOptions {
   repository: AlarmsRepository;
@@ -30,9 +30,12 @@ export class Dispatcher {
   readonly claimToken = randomUUID();
   readonly #options: DispatcherOptions;
   #inFlight = 0;
+  /** Resolvers waiting for the next delivery to finish (stop and runOnce). */
+  #finishWaiters: (() => void)[] = [];
+  /** Outcomes to write: `once` alarms fired (by id: their new state is the same for all) and every other outcome. */
+  #fired: string[] = [];
   #pending: FireOutcome[] = [];
   #flushing: Promise<void> | undefined;
-  #deliveries = new Set<Promise<void>>();
   #wakeup = new AbortController();
   #plannedWakeAt = Number.POSITIVE_INFINITY;
   #waitingForCapacity = false;
@@ -54,7 +57,7 @@ export class Dispatcher {
 
   /** True when no wake is in flight and no outcome waits to be written. */
   get idle(): boolean {
-    return this.#deliveries.size === 0 && this.#flushing === undefined && this.#pending.length === 0;
+    return this.#inFlight === 0 && this.#flushing === undefined && !this.#hasPending();
   }
 
   /** When the idle loop will look again (epoch ms), or Infinity while it is working. */
@@ -73,7 +76,7 @@ export class Dispatcher {
     this.#wakeup.abort();
     await this.#running;
     await this.#unlisten?.();
-    await Promise.all(this.#deliveries);
+    while (this.#inFlight > 0) await this.#nextFinish();
     await this.#flush();
     await this.#options.repository.releaseClaims(this.claimToken);
   }
@@ -83,6 +86,7 @@ export class Dispatcher {
     this.#crashed = true;
     // A killed process writes nothing more: outcomes not yet written are lost with it.
     this.#pending = [];
+    this.#fired = [];
     this.#stopping = true;
     this.#wakeup.abort();
     await this.#running;
@@ -91,9 +95,7 @@ export class Dispatcher {
 
   /** Fires everything due now and waits until the outcomes are written (tests drive time with this). */
   async runOnce(): Promise<void> {
-    while ((await this.#claimAndDeliver()) > 0 || this.#deliveries.size > 0) {
-      await Promise.race(this.#deliveries);
-    }
+    while ((await this.#claimAndDeliver()).claimed > 0 || this.#inFlight > 0) await this.#nextFinish();
     await this.#flush();
   }
 
@@ -109,9 +111,12 @@ export class Dispatcher {
           this.#waitingForCapacity = false;
           continue;
         }
-        if ((await this.#claimAndDeliver()) > 0) continue;
         const askedAt = this.#options.clock.now().getTime();
-        const { nextAt, now } = await this.#options.repository.nextWake();
+        // A full claim may have left more due; a short one took everything due and says when to look again.
+        const { next } = await this.#claimAndDeliver();
+        if (this.#stopping) break;
+        if (next === undefined) continue;
+        const { nextAt, now } = next;
         const delay = nextAt === null ? this.#options.maxIdleMs : Math.min(this.#options.maxIdleMs, nextAt.getTime() - now.getTime());
         if (delay <= 0) continue;
         this.#plannedWakeAt = now.getTime() + delay;
@@ -128,42 +133,66 @@ export class Dispatcher {
     }
   }
 
-  async #claimAndDeliver(): Promise<number> {
+  /** Claims what is due up to the free capacity and sends the wakes; `next` comes with a claim that took everything due. */
+  async #claimAndDeliver(): Promise<{ claimed: number; next?: NextWake }> {
     const capacity = this.#options.concurrency - this.#inFlight;
-    if (capacity <= 0 || this.#stopping) return 0;
-    const claimed = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
-    for (const alarm of claimed) this.#track(this.#fire(alarm));
-    return claimed.length;
+    if (capacity <= 0 || this.#stopping) return { claimed: 0 };
+    const { alarms, next } = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
+    if (alarms.length > 0) {
+      // Every alarm of a claim was claimed at the same moment: one string for all their wakes.
+      const firedAt = (alarms[0] as ClaimedAlarm).claimed_at.toISOString();
+      this.#inFlight += alarms.length;
+      for (const alarm of alarms) void this.#fire(alarm, firedAt);
+    }
+    return next ? { claimed: alarms.length, next } : { claimed: alarms.length };
   }
 
-  #track(delivery: Promise<void>): void {
-    this.#inFlight++;
-    const tracked = delivery.finally(() => {
+  /** Resolves when the next delivery finishes, or at once when none is in flight. */
+  #nextFinish(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#finishWaiters.push(resolve));
+  }
+
+  /** Delivers one wake and queues its outcome; never rejects (a delivery failure is an outcome). */
+  async #fire(alarm: ClaimedAlarm, firedAt: string): Promise<void> {
+    try {
+      const result = await this.#deliver({
+        user_id: alarm.owner_user_id,
+        alarm_id: alarm.id,
+        label: alarm.label,
+        wake_message: alarm.wake_message,
+        conversation_id: alarm.conversation_id,
+        payload: alarm.payload,
+        scheduled_for: alarm.occurrence_at.toISOString(),
+        fired_at: firedAt,
+        attempt: alarm.attempt,
+      });
+      if (this.#crashed) return;
+      if (!result.ok) this.#options.logger.warn({ alarm_id: alarm.id, attempt: alarm.attempt, error: result.error }, 'wake delivery failed');
+      // A fired `once` alarm needs nothing computed: its id is its whole outcome (see completeFires).
+      if (result.ok && alarm.kind === 'once') this.#fired.push(alarm.id);
+      // The next occurrence is reckoned from the claim time (database clock), not from when the delivery ended.
+      else this.#pending.push(fireOutcome(alarm, result, alarm.claimed_at, alarm.claimed_at));
+      this.#scheduleFlush();
+    } finally {
       this.#inFlight--;
-      this.#deliveries.delete(tracked);
+      if (this.#finishWaiters.length > 0) for (const resolve of this.#finishWaiters.splice(0)) resolve();
       // Wake a loop that waits for room only once there is room for a worthwhile batch.
       if (this.#waitingForCapacity && (this.#inFlight === 0 || this.#options.concurrency - this.#inFlight >= this.#minimumClaim)) this.#wakeup.abort();
-    });
-    this.#deliveries.add(tracked);
+    }
   }
 
-  async #fire(alarm: ClaimedAlarm): Promise<void> {
-    const result = await this.#options.deliver({
-      user_id: alarm.owner_user_id,
-      alarm_id: alarm.id,
-      label: alarm.label,
-      wake_message: alarm.wake_message,
-      conversation_id: alarm.conversation_id,
-      payload: alarm.payload,
-      scheduled_for: alarm.occurrence_at.toISOString(),
-      fired_at: alarm.claimed_at.toISOString(),
-      attempt: alarm.attempt,
-    });
-    if (this.#crashed) return;
-    if (!result.ok) this.#options.logger.warn({ alarm_id: alarm.id, attempt: alarm.attempt, error: result.error }, 'wake delivery failed');
-    // The next occurrence is reckoned from the claim time (database clock), not from when the delivery ended.
-    this.#pending.push(fireOutcome(alarm, result, alarm.claimed_at, alarm.claimed_at));
-    this.#scheduleFlush();
+  /** The delivery, with a throw (a delivery function breaking its contract) turned into a failed fire. */
+  async #deliver(wake: WakeBody): Promise<FireResult> {
+    try {
+      return await this.#options.deliver(wake);
+    } catch (error) {
+      return { ok: false, error: `wake delivery failed: ${(error as Error).message}` };
+    }
+  }
+
+  #hasPending(): boolean {
+    return this.#fired.length > 0 || this.#pending.length > 0;
   }
 
   // Outcomes are written in batches: one UPDATE for everything that finished while the last one ran.
@@ -171,14 +200,15 @@ export class Dispatcher {
     if (this.#flushing) return;
     this.#flushing = (async () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      while (this.#pending.length > 0 && !this.#crashed) {
-        const batch = this.#pending;
+      while (this.#hasPending() && !this.#crashed) {
+        const batch = { fired: this.#fired, outcomes: this.#pending };
+        this.#fired = [];
         this.#pending = [];
         await this.#writeOutcomes(batch);
       }
     })().finally(() => {
       this.#flushing = undefined;
-      if (this.#pending.length > 0 && !this.#crashed) this.#scheduleFlush();
+      if (this.#hasPending() && !this.#crashed) this.#scheduleFlush();
     });
   }
 
@@ -187,15 +217,16 @@ export class Dispatcher {
    * repeated wakes. After that the claims keep their leases and the alarms fire again after expiry,
    * under the same Idempotency-Key.
    */
-  async #writeOutcomes(batch: FireOutcome[]): Promise<void> {
+  async #writeOutcomes(batch: { fired: string[]; outcomes: FireOutcome[] }): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#options.repository.completeFires(this.claimToken, batch);
+        await this.#options.repository.completeFires(this.claimToken, batch, this.#options.leaseMs);
         // A retry or the next occurrence may now be due before the loop planned to look again.
-        for (const outcome of batch) if (outcome.status === 'active') this.#hintDueAt(outcome.next_fire_at.getTime());
+        for (const outcome of batch.outcomes) if (outcome.status === 'active') this.#hintDueAt(outcome.next_fire_at.getTime());
         return;
       } catch (error) {
-        this.#options.logger.error({ err: error, count: batch.length, attempt }, 'writing fire outcomes failed');
+        const count = batch.fired.length + batch.outcomes.length;
+        this.#options.logger.error({ err: error, count, attempt }, 'writing fire outcomes failed');
         if (attempt === 3 || this.#crashed) return;
         await this.#options.clock.sleep(1000);
       }
@@ -203,7 +234,7 @@ export class Dispatcher {
   }
 
   async #flush(): Promise<void> {
-    while (this.#flushing || this.#pending.length > 0) {
+    while (this.#flushing || this.#hasPending()) {
       if (!this.#flushing) this.#scheduleFlush();
       await this.#flushing;
     }

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import { type Dispatcher, Pool } from 'undici';
 import type { FireResult } from '../alarms/fire-outcome.ts';
 
 /** The body POSTed to the wake receiver. */
@@ -17,46 +16,113 @@ export interface WakeBody {
 
 export type DeliverWake = (wake: WakeBody) => Promise<FireResult>;
 
+export interface WakePosterOptions {
+  url: string;
+  /** Sent as `Authorization: Bearer …`; no header when empty. */
+  token: string;
+  /** From sending to the end of the answer (and including any wait for a connection). */
+  timeoutMs: number;
+  /** Kept-alive connections to the receiver: one per wake in flight, so no wake waits for a connection. */
+  connections?: number;
+  /** Wakes sent on one connection before the first answer comes back (HTTP/1.1 pipelining); 1 (off) by default. */
+  pipelining?: number;
+}
+
+export interface WakePoster {
+  /** POSTs one serialised wake body. Never rejects: a failure is `{ok: false, error}`. */
+  post(body: string, idempotencyKey: string): Promise<FireResult>;
+  /** Closes the kept-alive connections (wakes in flight fail). */
+  close(): Promise<void>;
+}
+
 /**
- * Delivers wakes over HTTP: POST to the receiver with the wake bearer and `Idempotency-Key:
- * <alarm_id>:<scheduled_for>` (the same for every attempt of one occurrence, so a receiver can drop
- * repeats). 2xx is success; any other status, no full answer within the timeout, or a refused
- * connection is a failed fire.
- *
- * node:http with a keep-alive agent rather than fetch: on our 2-core machines it delivers about three
- * times as many requests per second, and wake delivery is the dispatcher's hot path.
+ * POSTs wakes over undici's Pool: kept-alive connections to the one receiver, no per-request URL, agent or
+ * header-object work. On our 2-core machines it costs about half the CPU per request of a node:http keep-alive
+ * agent, which in turn closed every free socket past its default 256 after each burst and reconnected them for
+ * the next one. Pipelining stays off: one hanging wake would hold up the wakes queued behind it on its connection.
  */
-export function httpWakeDelivery(options: { url: string; token: string; timeoutMs: number; maxSockets?: number }): DeliverWake {
+export function createWakePoster(options: WakePosterOptions): WakePoster {
   const target = new URL(options.url);
-  const client = target.protocol === 'https:' ? https : http;
-  const agent = new client.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
-  return (wake) => {
-    const body = JSON.stringify(wake);
-    const headers: Record<string, string | number> = {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      'idempotency-key': `${wake.alarm_id}:${wake.scheduled_for}`,
-    };
-    if (options.token !== '') headers.authorization = `Bearer ${options.token}`;
-    return new Promise<FireResult>((resolve) => {
-      const request = client.request(target, { method: 'POST', agent, headers }, (response) => {
-        const status = response.statusCode ?? 0;
-        // Drain the answer so the socket goes back to the keep-alive pool.
-        response.resume();
-        response.on('end', () => {
-          clearTimeout(deadline);
-          resolve(status >= 200 && status < 300 ? { ok: true } : { ok: false, error: `wake receiver answered HTTP ${status}` });
-        });
+  const path = `${target.pathname}${target.search}`;
+  // Our own per-wake timer covers the whole exchange, so undici's own header and body timers are off.
+  const pool = new Pool(target.origin, { connections: options.connections ?? 128, pipelining: options.pipelining ?? 1, headersTimeout: 0, bodyTimeout: 0 });
+  const bearer = options.token === '' ? undefined : `Bearer ${options.token}`;
+  const timedOut = `wake receiver did not answer within ${options.timeoutMs} ms`;
+  return {
+    post(body, idempotencyKey) {
+      // Flat header lists: undici copies them as they are, with no object to build or walk per wake.
+      const headers =
+        bearer === undefined
+          ? ['content-type', 'application/json', 'idempotency-key', idempotencyKey]
+          : ['content-type', 'application/json', 'idempotency-key', idempotencyKey, 'authorization', bearer];
+      return new Promise<FireResult>((resolve) => {
+        pool.dispatch({ path, method: 'POST', headers, body, idempotent: true }, new WakeExchange(resolve, options.timeoutMs, timedOut));
       });
-      const deadline = setTimeout(() => {
-        request.destroy();
-        resolve({ ok: false, error: `wake receiver did not answer within ${options.timeoutMs} ms` });
-      }, options.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(deadline);
-        resolve({ ok: false, error: `wake receiver unreachable: ${error.code ?? error.message}` });
-      });
-      request.end(body);
-    });
+    },
+    close: () => pool.destroy(),
   };
+}
+
+/** Delivers wakes over HTTP: 2xx is success; any other status, no full answer in time or a failed connection is a failed fire. */
+export function httpWakeDelivery(options: WakePosterOptions): DeliverWake {
+  const poster = createWakePoster(options);
+  // The key is the same for every attempt of one occurrence, so a receiver can drop repeats.
+  return (wake) => poster.post(JSON.stringify(wake), `${wake.alarm_id}:${wake.scheduled_for}`);
+}
+
+const ok: FireResult = Object.freeze({ ok: true });
+
+function expire(exchange: WakeExchange): void {
+  exchange.timeout();
+}
+
+/** One wake's exchange: settles once, whichever of the answer, an error or the timeout comes first. */
+class WakeExchange implements Dispatcher.DispatchHandler {
+  readonly #resolve: (result: FireResult) => void;
+  readonly #timer: NodeJS.Timeout;
+  readonly #timedOut: string;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #settled = false;
+
+  constructor(resolve: (result: FireResult) => void, timeoutMs: number, timedOut: string) {
+    this.#resolve = resolve;
+    this.#timedOut = timedOut;
+    this.#timer = setTimeout(expire, timeoutMs, this);
+  }
+
+  timeout(): void {
+    if (this.#settle({ ok: false, error: this.#timedOut })) this.#controller?.abort(new Error(this.#timedOut));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    // Timed out while waiting for a connection: drop it rather than send a wake already counted as failed.
+    if (this.#settled) controller.abort(new Error(this.#timedOut));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.#status = statusCode;
+  }
+
+  onResponseData(): void {
+    // The answer's body carries nothing the dispatcher needs; undici reads it off the connection regardless.
+  }
+
+  onResponseEnd(): void {
+    const status = this.#status;
+    this.#settle(status >= 200 && status < 300 ? ok : { ok: false, error: `wake receiver answered HTTP ${status}` });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#settle({ ok: false, error: `wake receiver unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
+  }
+
+  #settle(result: FireResult): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#resolve(result);
+    return true;
+  }
 }
