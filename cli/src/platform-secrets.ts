@@ -39,8 +39,9 @@ export const derivedSettings: readonly DerivedSetting[] = [
   // The root of the contract engine's owner tokens: with it a daemon could sign with any user's wallet, so only the
   // engine and the router (which mints each daemon's) get it; the daemon `up` runs gets its user's (daemonUserSecrets).
   { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', 'router'] },
-  // The daemons do not call the connector themselves: their stdio proxy child gets it (DAEMON_MCP_SERVERS env_pass).
-  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', ...callers] },
+  // The root of the connector's owner tokens (with it, any user's Google connection): the connector and the router
+  // only. A daemon's stdio proxy child gets its user's token through the daemon (DAEMON_MCP_SERVERS env_pass).
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', 'router'] },
   { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
   // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
   // The development identity provider's confidential client (`platform token` derives it too) and its cookie keys.

@@ -82,7 +82,11 @@ describe('platform up: secrets derived from one root', () => {
   });
 
   // Each setting a daemon holds an owner token for, and the service whose root it is.
-  const ownerScoped: Record<string, string> = { MEMORY_MCP_TOKEN: 'memory', PLATFORM_CONTRACT_TOKEN: 'contracts' };
+  const ownerScoped: Record<string, string> = {
+    MEMORY_MCP_TOKEN: 'memory',
+    PLATFORM_CONTRACT_TOKEN: 'contracts',
+    PLATFORM_CONNECTOR_TOKEN: 'connector',
+  };
 
   test('every owner-scoped root goes to its service and the router only; the daemon `up` runs gets its user’s token of each', () => {
     assert.deepEqual(daemonOwnerTokens.map(({ setting }) => setting).sort(), Object.keys(ownerScoped).sort(), 'every scheme is covered here');

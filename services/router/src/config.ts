@@ -111,9 +111,9 @@ export const defaultDaemonEnv = [
   'LEDGER_TOKEN',
   'PLATFORM_MARKETPLACE_URL',
   'DAEMON_MCP_SERVERS',
-  // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes them to (env_pass).
+  // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes it to (env_pass), with the
+  // user's own PLATFORM_CONNECTOR_TOKEN (compose.ts `daemonSecrets`).
   'PLATFORM_CONNECTOR_URL',
-  'PLATFORM_CONNECTOR_TOKEN',
   'GATEWAY_MODEL_M1',
   'GATEWAY_MODEL_M2',
   'GATEWAY_MODEL_M3',

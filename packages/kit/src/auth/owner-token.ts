@@ -85,6 +85,8 @@ export class OwnerTokens {
 export const daemonOwnerTokens: readonly { readonly setting: string; readonly scheme: OwnerTokenScheme }[] = Object.freeze([
   { setting: 'MEMORY_MCP_TOKEN', scheme: memoryOwnerTokens },
   { setting: 'PLATFORM_CONTRACT_TOKEN', scheme: contractOwnerTokens },
+  // The daemon does not call the connector itself: its stdio proxy child gets this one (DAEMON_MCP_SERVERS env_pass).
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', scheme: connectorOwnerTokens },
 ]);
 
 /**
