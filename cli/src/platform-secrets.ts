@@ -32,7 +32,9 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'MARKETPLACE_LEDGER_TOKEN', label: 'settlement/transport', services: ['marketplace'] },
   { setting: 'SETTLEMENT_AGENT_AUTH_SECRET', label: 'settlement/principal', services: ['settlement'] },
   { setting: 'MARKETPLACE_AGENT_AUTH_SECRET', label: 'marketplace/principal', services: ['marketplace'] },
-  { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', ...callers] },
+  // The gateway's root (spends and reads any actor's budget): the gateway, and the router, which mints each daemon's
+  // token from it and meters its own /gw proxy with it; the daemon `up` runs gets its user's (daemonUserSecrets).
+  { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', 'router'] },
   // The root of the memory server's owner tokens: the router mints each daemon's from it, and no daemon gets it
   // (it would read every user's memories); the daemon `up` runs itself gets its own user's (daemonUserSecrets).
   { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', 'router'] },

@@ -86,6 +86,7 @@ describe('platform up: secrets derived from one root', () => {
     MEMORY_MCP_TOKEN: 'memory',
     PLATFORM_CONTRACT_TOKEN: 'contracts',
     PLATFORM_CONNECTOR_TOKEN: 'connector',
+    PLATFORM_GATEWAY_TOKEN: 'gateway',
   };
 
   test('every owner-scoped root goes to its service and the router only; the daemon `up` runs gets its user’s token of each', () => {

@@ -102,7 +102,6 @@ export interface RouterConfig extends BaseConfig {
  */
 export const defaultDaemonEnv = [
   'PLATFORM_GATEWAY_URL',
-  'PLATFORM_GATEWAY_TOKEN',
   'PLATFORM_MEMORY_URL',
   'PLATFORM_CONTRACTS_URL',
   'PLATFORM_SCHEDULER_URL',

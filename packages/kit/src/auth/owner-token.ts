@@ -87,6 +87,7 @@ export const daemonOwnerTokens: readonly { readonly setting: string; readonly sc
   { setting: 'PLATFORM_CONTRACT_TOKEN', scheme: contractOwnerTokens },
   // The daemon does not call the connector itself: its stdio proxy child gets this one (DAEMON_MCP_SERVERS env_pass).
   { setting: 'PLATFORM_CONNECTOR_TOKEN', scheme: connectorOwnerTokens },
+  { setting: 'PLATFORM_GATEWAY_TOKEN', scheme: gatewayOwnerTokens },
 ]);
 
 /**
