@@ -24,7 +24,9 @@ export interface DerivedSetting {
 const callers = ['daemon', 'router'];
 
 export const derivedSettings: readonly DerivedSetting[] = [
-  { setting: 'SCHEDULER_TOKEN', label: 'scheduler/transport', services: ['scheduler', ...callers] },
+  // The root of the scheduler's owner tokens (with it, alarms that wake any user's daemon): the scheduler and the
+  // router, which mints each daemon's; the daemon `up` runs gets its user's (daemonUserSecrets).
+  { setting: 'SCHEDULER_TOKEN', label: 'scheduler/transport', services: ['scheduler', 'router'] },
   { setting: 'SCHEDULER_AGENT_AUTH_SECRET', label: 'scheduler/principal', services: ['scheduler'] },
   { setting: 'SCHEDULER_WAKE_TOKEN', label: 'router/wake', services: ['scheduler'] },
   { setting: 'ROUTER_WAKE_TOKEN', label: 'router/wake', services: ['router'] },

@@ -46,9 +46,9 @@ describe('platform up: secrets derived from one root', () => {
       'SCHEDULER_TOKEN',
       'SCHEDULER_WAKE_TOKEN',
     ]);
-    const daemon = secretsFor('daemon', root, { SCHEDULER_TOKEN: 'operator-set' }, join(dir, 'daemon'));
-    assert.equal(daemon.SCHEDULER_TOKEN, undefined, 'the environment keeps its value');
-    assert.equal(daemon.LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
+    const daemon = secretsFor('daemon', root, { LEDGER_TOKEN: 'operator-set' }, join(dir, 'daemon'));
+    assert.equal(daemon.LEDGER_TOKEN, undefined, 'the environment keeps its value');
+    assert.equal(secretsFor('daemon', root, {}, join(dir, 'daemon')).LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
     assert.equal(daemon.SETTLEMENT_AGENT_AUTH_SECRET, undefined, 'a principal-token secret stays with its service');
   });
 
@@ -87,6 +87,7 @@ describe('platform up: secrets derived from one root', () => {
     PLATFORM_CONTRACT_TOKEN: 'contracts',
     PLATFORM_CONNECTOR_TOKEN: 'connector',
     PLATFORM_GATEWAY_TOKEN: 'gateway',
+    SCHEDULER_TOKEN: 'scheduler',
   };
 
   test('every owner-scoped root goes to its service and the router only; the daemon `up` runs gets its user’s token of each', () => {

@@ -88,6 +88,7 @@ export const daemonOwnerTokens: readonly { readonly setting: string; readonly sc
   // The daemon does not call the connector itself: its stdio proxy child gets this one (DAEMON_MCP_SERVERS env_pass).
   { setting: 'PLATFORM_CONNECTOR_TOKEN', scheme: connectorOwnerTokens },
   { setting: 'PLATFORM_GATEWAY_TOKEN', scheme: gatewayOwnerTokens },
+  { setting: 'SCHEDULER_TOKEN', scheme: schedulerOwnerTokens },
 ]);
 
 /**
