@@ -150,6 +150,7 @@ export class Dispatcher {
   async #fire(alarm: ClaimedAlarm): Promise<void> {
     const result = await this.#options.deliver({
       user_id: alarm.owner_user_id,
+      did: alarm.owner_did,
       alarm_id: alarm.id,
       label: alarm.label,
       wake_message: alarm.wake_message,
