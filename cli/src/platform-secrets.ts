@@ -1,7 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { daemonOwnerTokenMinter, daemonOwnerTokens } from '@platform/kit/auth/owner-token';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { userIdFromSettingOrFile } from '@platform/kit/user-id-file';
@@ -24,7 +24,9 @@ export interface DerivedSetting {
 const callers = ['daemon', 'router'];
 
 export const derivedSettings: readonly DerivedSetting[] = [
-  { setting: 'SCHEDULER_TOKEN', label: 'scheduler/transport', services: ['scheduler', ...callers] },
+  // The root of the scheduler's owner tokens (with it, alarms that wake any user's daemon): the scheduler and the
+  // router, which mints each daemon's; the daemon `up` runs gets its user's (daemonUserSecrets).
+  { setting: 'SCHEDULER_TOKEN', label: 'scheduler/transport', services: ['scheduler', 'router'] },
   { setting: 'SCHEDULER_AGENT_AUTH_SECRET', label: 'scheduler/principal', services: ['scheduler'] },
   { setting: 'SCHEDULER_WAKE_TOKEN', label: 'router/wake', services: ['scheduler'] },
   { setting: 'ROUTER_WAKE_TOKEN', label: 'router/wake', services: ['router'] },
@@ -32,13 +34,18 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'MARKETPLACE_LEDGER_TOKEN', label: 'settlement/transport', services: ['marketplace'] },
   { setting: 'SETTLEMENT_AGENT_AUTH_SECRET', label: 'settlement/principal', services: ['settlement'] },
   { setting: 'MARKETPLACE_AGENT_AUTH_SECRET', label: 'marketplace/principal', services: ['marketplace'] },
-  { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', ...callers] },
+  // The gateway's root (spends and reads any actor's budget): the gateway, and the router, which mints each daemon's
+  // token from it and meters its own /gw proxy with it; the daemon `up` runs gets its user's (daemonUserSecrets).
+  { setting: 'PLATFORM_GATEWAY_TOKEN', label: 'gateway/transport', services: ['gateway', 'router'] },
   // The root of the memory server's owner tokens: the router mints each daemon's from it, and no daemon gets it
   // (it would read every user's memories); the daemon `up` runs itself gets its own user's (daemonUserSecrets).
   { setting: 'MEMORY_MCP_TOKEN', label: 'memory/transport', services: ['memory', 'router'] },
-  { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', ...callers] },
-  // The daemons do not call the connector themselves: their stdio proxy child gets it (DAEMON_MCP_SERVERS env_pass).
-  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', ...callers] },
+  // The root of the contract engine's owner tokens: with it a daemon could sign with any user's wallet, so only the
+  // engine and the router (which mints each daemon's) get it; the daemon `up` runs gets its user's (daemonUserSecrets).
+  { setting: 'PLATFORM_CONTRACT_TOKEN', label: 'contracts/transport', services: ['contracts', 'router'] },
+  // The root of the connector's owner tokens (with it, any user's Google connection): the connector and the router
+  // only. A daemon's stdio proxy child gets its user's token through the daemon (DAEMON_MCP_SERVERS env_pass).
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', 'router'] },
   { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
   // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
   // The development identity provider's confidential client (`platform token` derives it too) and its cookie keys.
@@ -97,14 +104,15 @@ export function secretsFor(service: string, root: Buffer, env: Env, serviceDataD
 
 /**
  * What the daemon `up` runs itself gets for its one user: DAEMON_USER_ID (the setting, or the id in its folder,
- * generated there the first time, as the daemon itself would) and that user's memory token, minted from the memory
- * server's root (the environment's MEMORY_MCP_TOKEN, or the derived one). It replaces any MEMORY_MCP_TOKEN the
- * environment holds: under `up` that is the memory server's root, which no daemon may hold.
+ * generated there the first time, as the daemon itself would) and that user's owner token for each service that
+ * scopes by owner (kit `daemonOwnerTokens`: memory, contract engine, ...), minted from that service's root (the
+ * environment's setting, or the derived one). They replace any such setting the environment holds: under `up` that
+ * is the service's root, which no daemon may hold.
  */
 export function daemonUserSecrets(root: Buffer, env: Env, daemonDataDir: string): Record<string, string> {
   const userId = userIdFromSettingOrFile(env.DAEMON_USER_ID ?? '', daemonDataDir);
-  const memoryRoot = env.MEMORY_MCP_TOKEN || (derivedValue('MEMORY_MCP_TOKEN', root) as string);
-  return { DAEMON_USER_ID: userId, MEMORY_MCP_TOKEN: new OwnerTokens(memoryRoot, memoryOwnerTokens).mint(userId) };
+  const roots = Object.fromEntries(daemonOwnerTokens.map(({ setting }) => [setting, env[setting] || derivedValue(setting, root)]));
+  return { DAEMON_USER_ID: userId, ...daemonOwnerTokenMinter(roots)(userId) };
 }
 
 /** The value of one derived setting (for `platform secret <SETTING>`); undefined for a name that is not derived. */

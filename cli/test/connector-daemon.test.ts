@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DaemonClient } from '@platform/client/daemon-client';
 import { delegate, type GateRequest } from '@platform/client/delegate';
+import { connectorOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import { testEngines } from '@platform/testkit/databases';
 import { parseRawMessage } from '@platform/testkit/google-apis';
 import { compiled, railScript, toolStep } from '@platform/testkit/rail-script';
@@ -61,7 +62,8 @@ describe('a daemon process sends mail through the connector’s stdio proxy, beh
       // Asking to exempt it changes nothing: the tool says it needs a confirmation.
       DAEMON_UNGATED_TOOLS: 'connector.google-workspace_mail_send',
       PLATFORM_CONNECTOR_URL: connectorUrl,
-      PLATFORM_CONNECTOR_TOKEN: transportToken,
+      // The user's own connector token, as the router and `platform up` hand it: never the connector's root.
+      PLATFORM_CONNECTOR_TOKEN: new OwnerTokens(transportToken, connectorOwnerTokens).mint(userId),
       // The proxy's stderr is logged at debug: searched below for tokens.
       LOG_LEVEL: 'debug',
     });

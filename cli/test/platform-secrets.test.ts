@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { daemonOwnerTokens, memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import { daemonUserSecrets, derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
 
 describe('platform up: secrets derived from one root', () => {
@@ -46,9 +46,9 @@ describe('platform up: secrets derived from one root', () => {
       'SCHEDULER_TOKEN',
       'SCHEDULER_WAKE_TOKEN',
     ]);
-    const daemon = secretsFor('daemon', root, { SCHEDULER_TOKEN: 'operator-set' }, join(dir, 'daemon'));
-    assert.equal(daemon.SCHEDULER_TOKEN, undefined, 'the environment keeps its value');
-    assert.equal(daemon.LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
+    const daemon = secretsFor('daemon', root, { LEDGER_TOKEN: 'operator-set' }, join(dir, 'daemon'));
+    assert.equal(daemon.LEDGER_TOKEN, undefined, 'the environment keeps its value');
+    assert.equal(secretsFor('daemon', root, {}, join(dir, 'daemon')).LEDGER_TOKEN, derivedValue('LEDGER_TOKEN', root));
     assert.equal(daemon.SETTLEMENT_AGENT_AUTH_SECRET, undefined, 'a principal-token secret stays with its service');
   });
 
@@ -79,6 +79,34 @@ describe('platform up: secrets derived from one root', () => {
     });
     assert.notEqual(operator.MEMORY_MCP_TOKEN, 'operator-memory-root');
     assert.notEqual(operator.MEMORY_MCP_TOKEN, first.MEMORY_MCP_TOKEN);
+  });
+
+  // Each setting a daemon holds an owner token for, and the service whose root it is.
+  const ownerScoped: Record<string, string> = {
+    MEMORY_MCP_TOKEN: 'memory',
+    PLATFORM_CONTRACT_TOKEN: 'contracts',
+    PLATFORM_CONNECTOR_TOKEN: 'connector',
+    PLATFORM_GATEWAY_TOKEN: 'gateway',
+    SCHEDULER_TOKEN: 'scheduler',
+  };
+
+  test('every owner-scoped root goes to its service and the router only; the daemon `up` runs gets its user’s token of each', () => {
+    assert.deepEqual(daemonOwnerTokens.map(({ setting }) => setting).sort(), Object.keys(ownerScoped).sort(), 'every scheme is covered here');
+    const folder = join(dir, 'daemon-owner-tokens');
+    const env = { DAEMON_USER_ID: 'user-a' };
+    const daemon = { ...secretsFor('daemon', root, env, folder), ...daemonUserSecrets(root, env, folder) };
+    const other = daemonUserSecrets(root, { DAEMON_USER_ID: 'user-b' }, folder);
+    for (const { setting, scheme } of daemonOwnerTokens) {
+      const serviceRoot = derivedValue(setting, root) as string;
+      const service = ownerScoped[setting] as string;
+      assert.equal(secretsFor(service, root, {}, join(dir, service))[setting], serviceRoot, `${service} gets its root`);
+      assert.equal(secretsFor('router', root, {}, join(dir, 'router'))[setting], serviceRoot, `the router mints from ${setting}`);
+      assert.deepEqual(new OwnerTokens(serviceRoot, scheme).verify(daemon[setting] ?? ''), { ok: true, owner: 'user-a' }, setting);
+      assert.notEqual(other[setting], daemon[setting], `two users, two ${setting}`);
+      for (const value of Object.values(daemon)) assert.notEqual(value, serviceRoot, `no root ${setting} in the daemon's settings`);
+      const operator = daemonUserSecrets(root, { ...env, [setting]: 'operator-root' }, folder);
+      assert.deepEqual(new OwnerTokens('operator-root', scheme).verify(operator[setting] ?? ''), { ok: true, owner: 'user-a' }, 'minted from the set root');
+    }
   });
 
   test("the contract engine's wallet key is derived for a new folder, and an older folder keeps its own key file", () => {

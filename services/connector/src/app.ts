@@ -1,4 +1,6 @@
 import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { actorOwners } from '@platform/kit/auth/owner-actor';
+import { connectorOwnerTokens } from '@platform/kit/auth/owner-token';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
 import { createServiceApp } from '@platform/kit/http/create-app';
@@ -55,7 +57,10 @@ export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
-  requireTransportBearer(app, { token: deps.transportToken, publicPaths });
+  // A daemon's proxy holds its user's owner token (cnx1): the kit's handshake and principal checks then accept only
+  // that user's DIDs, so nobody claims did:platform:<victim>:<own key> to use or drop the victim's connection.
+  const owners = actorOwners(deps.transportToken, connectorOwnerTokens);
+  requireTransportBearer(app, { token: deps.transportToken, publicPaths, ...(owners && { owners }) });
   requirePrincipal(app, { header: principalHeader, tokenKey, clock: deps.clock, prefixes: principalPrefixes, optional: principalExactPaths });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });

@@ -1,3 +1,5 @@
+import { actorOwners } from '@platform/kit/auth/owner-actor';
+import { contractOwnerTokens } from '@platform/kit/auth/owner-token';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
@@ -22,7 +24,9 @@ export interface AppDeps {
 /** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
 export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
-  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
+  // A daemon holds its user's owner token: its wallet calls may act only as that user's DIDs (routes/caller.ts).
+  const owners = actorOwners(deps.transportToken, contractOwnerTokens);
+  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'], ...(owners && { owners }) });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   const tools = toolTable(deps.engine);
   registerToolRoutes(app, tools);

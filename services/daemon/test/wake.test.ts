@@ -83,6 +83,15 @@ describe('wakes', () => {
     assert.equal((await daemon.call('POST', '/wake', { body: implicit })).json.data.duplicate, true);
     const foreign = await daemon.call('POST', '/wake', { body: wake({ user_id: 'someone-else' }), headers: { 'idempotency-key': 'k' } });
     assert.deepEqual([foreign.status, foreign.json.error.code], [403, 'forbidden']);
+    // The DID that set the alarm must be this agent's: another key of the same user is refused too.
+    const own = (await daemon.call('GET', '/me')).json.data.did as string;
+    const otherKey = await daemon.call('POST', '/wake', {
+      body: wake({ did: `did:platform:${userId}:${'f'.repeat(16)}` }),
+      headers: { 'idempotency-key': 'kd' },
+    });
+    assert.deepEqual([otherKey.status, otherKey.json.error.code], [403, 'forbidden']);
+    const mine = wake({ did: own.toUpperCase().replace('DID:PLATFORM:', 'did:platform:'), alarm_id: '0193a000-0000-7000-8000-000000000003' });
+    assert.equal((await daemon.call('POST', '/wake', { body: mine })).status, 202, 'its own DID, in any spelling');
     const keyless = await daemon.call('POST', '/wake', { body: { wake_message: 'hi' } });
     assert.deepEqual([keyless.status, keyless.json.error.code], [400, 'invalid_request']);
     assert.match(keyless.json.error.message, /Idempotency-Key is required/);

@@ -1,3 +1,4 @@
+import { gatewayOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
@@ -97,7 +98,11 @@ export function buildApp(deps: AppDeps) {
     async (scope) => {
       installOpenAiErrors(scope);
       keepRawJsonBodies(scope);
-      requireGatewayAuth(scope, { gatewayToken: settings.gatewayToken, adminToken: settings.adminToken });
+      requireGatewayAuth(scope, {
+        gatewayToken: settings.gatewayToken,
+        adminToken: settings.adminToken,
+        ...(settings.gatewayToken === '' ? {} : { owners: new OwnerTokens(settings.gatewayToken, gatewayOwnerTokens) }),
+      });
       registerGatewayRoutes(scope, {
         calls,
         operator: new OperatorRepository(db, clock),

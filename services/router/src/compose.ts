@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { daemonOwnerTokenMinter } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
@@ -41,13 +41,17 @@ export function daemonTokenFor(root: string) {
 }
 
 /**
- * The per-user secrets a daemon starts with: its own bearer, and its user's memory token (an owner token minted from
- * the memory server's root, so the daemon reads and writes its own user's memories and nobody else's).
+ * The per-user secrets a daemon starts with: its own bearer, and its user's owner token for each service whose root
+ * the router holds (memory, contract engine, ...: kit `daemonOwnerTokens`), so the daemon acts for its own user and
+ * nobody else at each of them.
  */
-export function daemonSecrets(roots: { daemonTokenRoot: string; memoryTokenRoot: string }): (userId: string) => Record<string, string> {
+export function daemonSecrets(roots: {
+  daemonTokenRoot: string;
+  ownerTokenRoots: Readonly<Record<string, string>>;
+}): (userId: string) => Record<string, string> {
   const bearer = daemonTokenFor(roots.daemonTokenRoot);
-  const memory = roots.memoryTokenRoot === '' ? undefined : new OwnerTokens(roots.memoryTokenRoot, memoryOwnerTokens);
-  return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...(memory && { MEMORY_MCP_TOKEN: memory.mint(userId) }) });
+  const owned = daemonOwnerTokenMinter(roots.ownerTokenRoots);
+  return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...owned(userId) });
 }
 
 /** Everything between an open database and two listening apps, shared by main and the tests. */
@@ -59,7 +63,7 @@ export async function composeRouter(
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
   const daemonToken = daemonTokenFor(options.daemonTokenRoot);
-  const secretsFor = daemonSecrets({ daemonTokenRoot: options.daemonTokenRoot, memoryTokenRoot: config.memoryTokenRoot });
+  const secretsFor = daemonSecrets({ daemonTokenRoot: options.daemonTokenRoot, ownerTokenRoots: config.ownerTokenRoots });
   const provider: EnvironmentProvider =
     options.provider ??
     (config.provider === 'fly' && config.fly

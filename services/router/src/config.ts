@@ -1,3 +1,4 @@
+import { daemonOwnerTokens } from '@platform/kit/auth/owner-token';
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
 
 export interface ListenAddress {
@@ -70,10 +71,11 @@ export interface RouterConfig extends BaseConfig {
   /** Root of the per-user daemon bearers (each daemon gets an HMAC of it and its user id). */
   readonly daemonTokenRoot: string;
   /**
-   * The memory server's root MEMORY_MCP_TOKEN: each daemon gets the owner token of its user minted from it, never the
-   * root itself (which would read every user's memories). Empty: the daemons get no memory token.
+   * The root bearers of the services that scope by owner (MEMORY_MCP_TOKEN, PLATFORM_CONTRACT_TOKEN, ...: kit
+   * `daemonOwnerTokens`), by setting: each daemon gets the owner token of its user minted from each, never a root
+   * (which would act as, or read, every user). An empty one: the daemons get no token for that service.
    */
-  readonly memoryTokenRoot: string;
+  readonly ownerTokenRoots: Readonly<Record<string, string>>;
   readonly gatewayUrl: string;
   readonly gatewayToken: string;
   readonly daemonPort: number;
@@ -96,23 +98,20 @@ export interface RouterConfig extends BaseConfig {
 
 /**
  * The settings every daemon gets from the router's own environment (a daemon never sees the router's secrets).
- * MEMORY_MCP_TOKEN is not one of them: each daemon gets its own user's memory token (compose.ts `daemonSecrets`).
+ * The services' root bearers are not among them: each daemon gets its own user's tokens (compose.ts `daemonSecrets`).
  */
 export const defaultDaemonEnv = [
   'PLATFORM_GATEWAY_URL',
-  'PLATFORM_GATEWAY_TOKEN',
   'PLATFORM_MEMORY_URL',
   'PLATFORM_CONTRACTS_URL',
-  'PLATFORM_CONTRACT_TOKEN',
   'PLATFORM_SCHEDULER_URL',
-  'SCHEDULER_TOKEN',
   'PLATFORM_SETTLEMENT_URL',
   'LEDGER_TOKEN',
   'PLATFORM_MARKETPLACE_URL',
   'DAEMON_MCP_SERVERS',
-  // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes them to (env_pass).
+  // For the connector's stdio proxy, which a daemon's DAEMON_MCP_SERVERS entry passes it to (env_pass), with the
+  // user's own PLATFORM_CONNECTOR_TOKEN (compose.ts `daemonSecrets`).
   'PLATFORM_CONNECTOR_URL',
-  'PLATFORM_CONNECTOR_TOKEN',
   'GATEWAY_MODEL_M1',
   'GATEWAY_MODEL_M2',
   'GATEWAY_MODEL_M3',
@@ -135,7 +134,7 @@ function address(env: Env, name: string, fallback: ListenAddress): ListenAddress
 }
 
 /** Settings never passed through as they are, whatever ROUTER_DAEMON_ENV lists: each daemon gets its own instead. */
-const perUserSettings = new Set(['MEMORY_MCP_TOKEN', 'PLATFORM_DAEMON_TOKEN']);
+const perUserSettings = new Set(['PLATFORM_DAEMON_TOKEN', ...daemonOwnerTokens.map(({ setting }) => setting)]);
 
 function daemonEnv(env: Env): Record<string, string> {
   const names =
@@ -230,7 +229,7 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
     adminToken: read.string(env, 'ROUTER_ADMIN_TOKEN', ''),
     wakeToken: read.string(env, 'ROUTER_WAKE_TOKEN', ''),
     daemonTokenRoot,
-    memoryTokenRoot: read.string(env, 'MEMORY_MCP_TOKEN', ''),
+    ownerTokenRoots: Object.freeze(Object.fromEntries(daemonOwnerTokens.map(({ setting }) => [setting, read.string(env, setting, '')]))),
     gatewayUrl: read.url(env, 'ROUTER_GATEWAY_URL', 'http://127.0.0.1:9090', ['http:', 'https:']).replace(/\/+$/, ''),
     gatewayToken: read.string(env, 'PLATFORM_GATEWAY_TOKEN', ''),
     daemonPort: read.integer(env, 'ROUTER_DAEMON_PORT', 8080, { min: 1, max: 65535 }),

@@ -98,7 +98,7 @@ export async function startRouter(
   const provider = options.provider?.(
     new ProcessProvider(config.processProvider, {
       tokenFor: daemonTokenFor(daemonRoot),
-      secretsFor: daemonSecrets({ daemonTokenRoot: daemonRoot, memoryTokenRoot: config.memoryTokenRoot }),
+      secretsFor: daemonSecrets({ daemonTokenRoot: daemonRoot, ownerTokenRoots: config.ownerTokenRoots }),
       logger: silentLogger,
     }),
   );

@@ -3,13 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { daemonOwnerTokens, memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import { testEngines } from '@platform/testkit/databases';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
+import { loadConfig } from '../src/config.ts';
+import { daemonLaunch } from '../src/main.ts';
 import { type IdentityProvider, invite, startIdentityProvider, startRouter } from './harness.ts';
 
 const [pglite] = testEngines();
 const memoryRoot = 'memory-root-token-for-router-tests';
+/** A root for every owner-scoped service (the memory server's is the one a real memory server runs with). */
+const roots = Object.fromEntries(daemonOwnerTokens.map(({ setting }) => [setting, `${setting.toLowerCase()}-root-for-router-tests`]));
+roots.MEMORY_MCP_TOKEN = memoryRoot;
 
 /** The environment a running daemon process was started with, as the kernel keeps it. */
 function daemonEnvironment(volumes: string, userId: string): Record<string, string> {
@@ -30,7 +35,7 @@ describe("each user's daemon reaches the one memory server as its own user", () 
   before(async () => {
     idp = await startIdentityProvider();
     memory = await startServiceProcess('memory', { MEMORY_MCP_TOKEN: memoryRoot });
-    router = await startRouter(pglite!, idp, { env: { PLATFORM_MEMORY_URL: memory.url, MEMORY_MCP_TOKEN: memoryRoot } });
+    router = await startRouter(pglite!, idp, { env: { PLATFORM_MEMORY_URL: memory.url, ...roots } });
     for (const sub of users) {
       const token = await idp.token({ sub });
       await invite(router, token);
@@ -63,6 +68,22 @@ describe("each user's daemon reaches the one memory server as its own user", () 
       assert.ok(!Object.values(environment ?? {}).some((value) => value.includes(memoryRoot)), 'the root memory token is in no setting of the daemon');
     }
     assert.notEqual(first?.MEMORY_MCP_TOKEN, second?.MEMORY_MCP_TOKEN);
+  });
+
+  test('two daemons get different tokens for every owner-scoped service, each its own user’s, and no root', async () => {
+    const [first, second] = users.map((user) => daemonEnvironment(router.volumes, user));
+    for (const { setting, scheme } of daemonOwnerTokens) {
+      const verifier = new OwnerTokens(roots[setting] as string, scheme);
+      assert.deepEqual(verifier.verify(first?.[setting] ?? ''), { ok: true, owner: users[0] }, setting);
+      assert.deepEqual(verifier.verify(second?.[setting] ?? ''), { ok: true, owner: users[1] }, setting);
+      for (const environment of [first, second])
+        assert.ok(!Object.values(environment ?? {}).some((value) => value.includes(roots[setting] as string)), `no root ${setting}`);
+    }
+  });
+
+  test('ROUTER_DAEMON_ENV naming a root is refused at start', () => {
+    for (const { setting } of daemonOwnerTokens)
+      assert.throws(() => loadConfig({ ROUTER_DAEMON_ENV: `LOG_LEVEL,${setting}` }, daemonLaunch), new RegExp(`ROUTER_DAEMON_ENV may not list ${setting}`));
   });
 
   test("a user's daemon lists and forgets only its own user's memories", async () => {

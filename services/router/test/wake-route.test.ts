@@ -93,6 +93,9 @@ describe('POST /internal/wake', () => {
     await router.admin('POST', `/admin/users/${sub}/suspend`);
     assert.equal((await wake(wakeBody(sub), { 'idempotency-key': 'k' })).status, 451);
     assert.equal((await wake({ ...wakeBody(sub), extra: true }, { 'idempotency-key': 'k' })).status, 400);
+    const otherUsers = await wake({ ...wakeBody(sub), did: `did:platform:${randomUUID()}:0123456789abcdef` }, { 'idempotency-key': 'k' });
+    assert.equal(otherUsers.status, 400, 'a DID of another user than user_id');
+    assert.match(otherUsers.json.error.message, /did must be a DID of user_id/);
   });
 });
 

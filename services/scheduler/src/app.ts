@@ -1,4 +1,6 @@
 import { NonceStore } from '@platform/kit/auth/nonce-store';
+import { actorOwners } from '@platform/kit/auth/owner-actor';
+import { schedulerOwnerTokens } from '@platform/kit/auth/owner-token';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
 import { createServiceApp } from '@platform/kit/http/create-app';
@@ -29,7 +31,10 @@ export interface AppDeps {
 export function buildApp(deps: AppDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: alarmLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
-  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'] });
+  // A daemon holds its user's owner token (sch1): the kit's handshake and principal checks then accept only that
+  // user's DIDs, so nobody creates an alarm that wakes another user's daemon (wakes are routed by the DID's user id).
+  const owners = actorOwners(deps.transportToken, schedulerOwnerTokens);
+  requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'], ...(owners && { owners }) });
   requirePrincipal(app, { header: 'X-Scheduler-Agent', tokenKey, clock: deps.clock, prefixes: ['/v1/alarms'] });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });

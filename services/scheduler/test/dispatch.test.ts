@@ -52,6 +52,7 @@ for (const engine of testEngines()) {
       assert.ok(wake);
       assert.deepEqual(wake.body, {
         user_id: owner,
+        did: agent.key.did,
         alarm_id: id,
         label: 'oven',
         wake_message: 'check the oven',
@@ -169,6 +170,7 @@ for (const engine of testEngines()) {
       const unreachable = httpWakeDelivery({ url: `http://127.0.0.1:${closedPort}/internal/wake`, token: '', timeoutMs: 1_000 });
       const result = await unreachable({
         user_id: 'u',
+        did: 'did:platform:u:0123456789abcdef',
         alarm_id: downId,
         label: '',
         wake_message: 'x',

@@ -19,6 +19,15 @@ export interface OwnerTokenScheme {
 /** The memory server's per-user bearers: minted by the router (and `platform up`), verified by the memory server. */
 export const memoryOwnerTokens: OwnerTokenScheme = Object.freeze({ prefix: 'mem1', info: 'platform-memory-owner-token-v1' });
 
+/**
+ * The per-user bearers of the services that act for a caller-named identity: a token of one of these lets its holder
+ * act only as DIDs of its owner (`auth/owner-actor.ts`). One scheme per service, so one service's token opens no other.
+ */
+export const contractOwnerTokens: OwnerTokenScheme = Object.freeze({ prefix: 'ctr1', info: 'platform-contracts-owner-token-v1' });
+export const connectorOwnerTokens: OwnerTokenScheme = Object.freeze({ prefix: 'cnx1', info: 'platform-connector-owner-token-v1' });
+export const gatewayOwnerTokens: OwnerTokenScheme = Object.freeze({ prefix: 'gw1', info: 'platform-gateway-owner-token-v1' });
+export const schedulerOwnerTokens: OwnerTokenScheme = Object.freeze({ prefix: 'sch1', info: 'platform-scheduler-owner-token-v1' });
+
 /** What an owner may be: a user id as the router and the daemon know it (`DAEMON_USER_ID`). */
 export const ownerPattern = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -66,4 +75,32 @@ export class OwnerTokens {
   #mac(owner: string): Buffer {
     return createHmac('sha256', this.#key).update(`${this.#scheme.prefix}.${owner}`, 'utf8').digest();
   }
+}
+
+/**
+ * A daemon's per-user bearers: the setting a daemon reads each from, and the scheme its service verifies. Whoever
+ * starts daemons (the router, `platform up`) holds each service's root under the same setting name and hands each
+ * daemon its own user's token in its place, never the root (which may act as, or read, every user).
+ */
+export const daemonOwnerTokens: readonly { readonly setting: string; readonly scheme: OwnerTokenScheme }[] = Object.freeze([
+  { setting: 'MEMORY_MCP_TOKEN', scheme: memoryOwnerTokens },
+  { setting: 'PLATFORM_CONTRACT_TOKEN', scheme: contractOwnerTokens },
+  // The daemon does not call the connector itself: its stdio proxy child gets this one (DAEMON_MCP_SERVERS env_pass).
+  { setting: 'PLATFORM_CONNECTOR_TOKEN', scheme: connectorOwnerTokens },
+  { setting: 'PLATFORM_GATEWAY_TOKEN', scheme: gatewayOwnerTokens },
+  { setting: 'SCHEDULER_TOKEN', scheme: schedulerOwnerTokens },
+]);
+
+/**
+ * Mints one user's daemon bearers from the roots (by setting name); a service whose root is empty or absent gets no
+ * token (the daemon then calls it without one, as against an open service).
+ *
+ * @example daemonOwnerTokenMinter({ MEMORY_MCP_TOKEN: root })(userId) // { MEMORY_MCP_TOKEN: 'mem1.<userId>.<mac>' }
+ */
+export function daemonOwnerTokenMinter(roots: Readonly<Record<string, string | undefined>>): (owner: string) => Record<string, string> {
+  const minters = daemonOwnerTokens.flatMap(({ setting, scheme }) => {
+    const root = roots[setting];
+    return root === undefined || root === '' ? [] : [{ setting, tokens: new OwnerTokens(root, scheme) }];
+  });
+  return (owner) => Object.fromEntries(minters.map(({ setting, tokens }) => [setting, tokens.mint(owner)]));
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireMayActAs } from '../auth/owner-actor.ts';
 import { type PrincipalClaims, rememberingVerifier } from '../auth/principal-token.ts';
 import { type Clock, unixSeconds } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
@@ -27,6 +28,8 @@ export interface PrincipalOptions {
 /**
  * Layer 2: verifies the principal token on every route under the given prefixes and sets `request.principal`.
  * It runs on request, before the body is read or validated, so an unauthenticated caller learns nothing else.
+ * Behind an owner token (the transport bearer's `owners` option, registered before this), the principal must be a DID
+ * of the token's owner (403 otherwise): a principal token names a user, and one user's bearer may not carry another's.
  *
  * @example requirePrincipal(app, { header: 'X-Scheduler-Agent', tokenKey, clock, prefixes: ['/v1/alarms'] })
  */
@@ -53,6 +56,7 @@ export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions
     if (token === '') throw new ServiceError('unauthorized', `missing principal token (${options.header} header)`);
     const check = verify(token, unixSeconds(options.clock.now()));
     if (!check.ok) throw new ServiceError('unauthorized', `invalid principal token: ${check.reason}`);
+    requireMayActAs(request.bearerOwner ?? null, check.claims.did, `the principal token's DID (${options.header})`);
     request.principal = check.claims;
   });
 }

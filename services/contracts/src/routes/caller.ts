@@ -1,4 +1,5 @@
 import { canonicalDid, parseDid } from '@platform/kit/auth/did';
+import { requireMayActAs } from '@platform/kit/auth/owner-actor';
 import { invalidRequest } from '@platform/kit/errors';
 import type { FastifyRequest } from 'fastify';
 import { callerHeader } from '../evm/engine-deps.ts';
@@ -19,8 +20,15 @@ export function callerDidOf(value: string | undefined): string | undefined {
   return platform ? canonicalDid(platform) : did;
 }
 
+/**
+ * The caller of a request, checked against the bearer: a daemon's owner token (ctr1) lets it name only its own
+ * user's DIDs, so no daemon signs with another user's wallet (403 before anything is read or signed); the root
+ * token (an operator, a standalone deployment) may name any.
+ */
 export function callerOf(request: FastifyRequest): { callerDid: string | undefined } {
   const header = request.headers[callerHeader];
   if (Array.isArray(header)) throw invalidRequest(`${callerHeader} must be sent once`, { field: callerHeader });
-  return { callerDid: callerDidOf(header) };
+  const callerDid = callerDidOf(header);
+  if (callerDid !== undefined) requireMayActAs(request.bearerOwner ?? null, callerDid, callerHeader);
+  return { callerDid };
 }

@@ -1,3 +1,4 @@
+import { canonicalDid, parseDid } from '@platform/kit/auth/did';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
@@ -13,6 +14,7 @@ const wakeBody = Type.Object(
     conversation_id: Type.Optional(Type.Union([conversationId, Type.Literal('')])),
     payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     user_id: Type.Optional(Type.String({ maxLength: 128 })),
+    did: Type.Optional(Type.String({ maxLength: 256 })),
     alarm_id: Type.Optional(Type.String({ maxLength: 64 })),
     label: Type.Optional(Type.String({ maxLength: 200 })),
     scheduled_for: Type.Optional(Type.String({ maxLength: 64 })),
@@ -21,6 +23,11 @@ const wakeBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+function sameDid(a: string, b: string): boolean {
+  const [left, right] = [parseDid(a), parseDid(b)];
+  return left !== undefined && right !== undefined && canonicalDid(left) === canonicalDid(right);
+}
 
 /** POST /wake (the router's, behind the bearer) and POST /shutdown. */
 export function registerWakeRoutes(app: ServiceApp, deps: RouteDeps): void {
@@ -35,6 +42,8 @@ export function registerWakeRoutes(app: ServiceApp, deps: RouteDeps): void {
       if (deps.runner.draining) throw new ServiceError('unavailable', 'the daemon is shutting down; the scheduler will retry');
       const body = request.body;
       if (body.user_id !== undefined && body.user_id !== deps.identity.userId) throw new ServiceError('forbidden', 'this wake is for another user');
+      // The DID that set the alarm: only this agent's own (any spelling) may wake it.
+      if (body.did !== undefined && !sameDid(body.did, deps.identity.did)) throw new ServiceError('forbidden', 'this wake is for another agent');
       const header = request.headers['idempotency-key'];
       if (Array.isArray(header)) throw invalidRequest('Idempotency-Key must be sent once');
       const key = header ?? (body.alarm_id && body.scheduled_for ? `${body.alarm_id}:${body.scheduled_for}` : undefined);

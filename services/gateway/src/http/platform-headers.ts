@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { type Slot, slots } from '../models/model-policy.ts';
+import { requireOwnActor } from './gateway-auth.ts';
 import { badRequest } from './openai-errors.ts';
 
 /** The spec's request headers, checked. The user's key is kept apart so nothing logs it by accident. */
@@ -112,6 +113,8 @@ const checked = new WeakMap<FastifyRequest, CallerHeaders>();
  */
 export async function checkCallerHeaders(request: FastifyRequest): Promise<void> {
   const platform = readPlatformHeaders(request.headers);
+  // A daemon's owner token meters only to its own user: nothing is reserved or booked for anyone else.
+  requireOwnActor(request, platform.actor);
   checked.set(request, { platform, userKey: userApiKey(request.headers, platform.byo) });
 }
 

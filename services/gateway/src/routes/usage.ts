@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { oneOf } from '@platform/kit/wire-schemas';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { requireOwnActor } from '../http/gateway-auth.ts';
 import { badRequest } from '../http/openai-errors.ts';
 import { actorRule, ledgerActor } from '../http/platform-headers.ts';
 import { formatCredit } from '../metering/credit.ts';
@@ -25,8 +26,9 @@ const Usage = Type.Object({
 /**
  * `GET /v1/usage`: the calling actor's own spend (`X-Platform-Actor-DID`, as on every metered call): per UTC day
  * (spent, cap, calls) and per intent (cost, calls, tokens), for the console's spend view through the user's daemon.
- * The gateway bearer already lets its holder spend as any actor, so reading that actor's spend grants nothing more;
- * through the router's `/gw` the actor is always the signed-in user's own.
+ * The root gateway bearer already lets its holder spend as any actor, so reading that actor's spend grants nothing
+ * more; a daemon's owner token reads only its own user's (403 otherwise); through the router's `/gw` the actor is
+ * always the signed-in user's own.
  */
 export function registerUsageRoute(scope: FastifyInstance, deps: RouteDeps): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -40,6 +42,7 @@ export function registerUsageRoute(scope: FastifyInstance, deps: RouteDeps): voi
       const header = request.headers['x-platform-actor-did'];
       const actor = typeof header === 'string' ? ledgerActor(header) : undefined;
       if (actor === undefined) throw badRequest('invalid_actor', `X-Platform-Actor-DID must be ${actorRule}`, 'X-Platform-Actor-DID');
+      requireOwnActor(request, actor);
       const range = { actor, from: dayInput(request.query.from, 'from'), to: dayInput(request.query.to, 'to') };
       const [days, intents] = await Promise.all([deps.operator.spend(range, deps.defaultCapUnits, maxDays), deps.operator.rollup('intent', range, maxIntents)]);
       return {

@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { parseDid } from '@platform/kit/auth/did';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
@@ -12,6 +13,8 @@ import type { RouteDeps } from './route-deps.ts';
 const wakeBody = Type.Object(
   {
     user_id: Type.String({ format: 'uuid' }),
+    // Optional: schedulers before it sent none. The DID that created the alarm, passed on for the daemon to check.
+    did: Type.Optional(Type.String({ maxLength: 256 })),
     alarm_id: Type.String({ maxLength: 64 }),
     label: Type.String({ maxLength: 200 }),
     wake_message: Type.String({ minLength: 1, maxLength: 16_384 }),
@@ -44,6 +47,8 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
         const key = request.headers['idempotency-key'];
         if (typeof key !== 'string' || key === '') throw invalidRequest('Idempotency-Key is required (the scheduler sends <alarm_id>:<scheduled_for>)');
         const userId = request.body.user_id.toLowerCase();
+        const did = request.body.did;
+        if (did !== undefined && parseDid(did)?.owner !== userId) throw invalidRequest('did must be a DID of user_id (did:platform:<user_id>:<key>)');
         try {
           const row = await deps.directory.get(userId);
           if (row === undefined) throw new ServiceError('not_found', `no user ${userId}`);

@@ -13,6 +13,7 @@ export type NewAlarm = Omit<Insertable<AlarmTable>, 'created_at' | 'next_fire_at
 /** The columns a fire needs: the wake body and the inputs of its outcome (fewer columns, less to parse per wake). */
 export const claimedColumns = [
   'id',
+  'owner_did',
   'owner_user_id',
   'label',
   'wake_message',

@@ -158,6 +158,7 @@ export class Dispatcher {
     try {
       const result = await this.#deliver({
         user_id: alarm.owner_user_id,
+        did: alarm.owner_did,
         alarm_id: alarm.id,
         label: alarm.label,
         wake_message: alarm.wake_message,

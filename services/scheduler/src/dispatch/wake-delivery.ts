@@ -4,6 +4,8 @@ import type { FireResult } from '../alarms/fire-outcome.ts';
 /** The body POSTed to the wake receiver. */
 export interface WakeBody {
   user_id: string;
+  /** The DID that created the alarm: the daemon refuses a wake that is not for its own (a second check beside user_id). */
+  did: string;
   alarm_id: string;
   label: string;
   wake_message: string;
