@@ -126,8 +126,18 @@ test('three schedulers and two settlements on one PostgreSQL', { skip }, async (
     acknowledged.push((await onStandby.pay({ to: payee.did, amount: '1' })).seq);
     assert.equal((await onStandby.balance()).balance, '4.000000');
     for (const seq of acknowledged) assert.equal((await fetch(`${standby.url}/v1/receipt/${seq}`)).status, 200, `receipt ${seq}`);
-    const supply = ((await (await fetch(`${standby.url}/v1/supply`)).json()) as { data: { fully_reserved: boolean; supply: string } }).data;
-    assert.deepEqual([supply.fully_reserved, supply.supply], [true, '10.000000'], 'the reserve still backs the supply');
+    // The new sequencer's chain loop checks the reserve against the ledger on its own tick: until its first check
+    // since the takeover, `fully_reserved` is false for want of a check, not for a shortfall (which raises `alarm`).
+    let supply: { fully_reserved: boolean; supply: string; alarm: string | null } | undefined;
+    await pollUntil(
+      async () => {
+        supply = ((await (await fetch(`${standby.url}/v1/supply`)).json()) as { data: NonNullable<typeof supply> }).data;
+        return supply.fully_reserved || supply.alarm !== null;
+      },
+      () => `the new sequencer's first reserve check: ${JSON.stringify(supply)}`,
+      { timeoutMs: 60_000 },
+    );
+    assert.deepEqual([supply?.fully_reserved, supply?.supply, supply?.alarm], [true, '10.000000', null], 'the reserve still backs the supply');
   } finally {
     await platform.kill();
     await receiver.close();
