@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -44,16 +44,63 @@ async function startChildren(platform: RunningPlatform): Promise<void> {
   for (const answer of await Promise.all(tools)) assert.equal(answer.status, 200, await answer.text());
 }
 
+/** What a first start must show (the root README's table): every service up, wired, secure by default. */
+async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: string): Promise<void> {
+  for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
+    const { url, data } = platform.services.get(name) ?? { url: '', data: '' };
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(data, `PGlite in ${join(dataDir, name)}`, 'each service gets its own folder under DATA_DIR');
+    const response = await fetch(`${url}/healthz`);
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
+    assert.deepEqual([body.ok, body.data.db], [true, true]);
+  }
+  // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
+  const info = (await (await fetch(`${platform.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
+  assert.equal(info.data.chain.mode, 'live');
+  assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
+  const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
+  assert.equal(remembered.vault, info.data.vault_address);
+  // The marketplace deployed its service registry on the same chain (development).
+  const registry = (await (await fetch(`${platform.url('marketplace')}/v1/registry`)).json()) as { data: { enabled: boolean } };
+  assert.equal(registry.data.enabled, true);
+  // The daemon keeps files, not a database, and is wired to the services started before it.
+  const daemonUrl = platform.url('daemon');
+  assert.equal(platform.services.get('daemon')?.data, `files in ${join(dataDir, 'daemon')}`);
+  // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
+  assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
+  // The lines printed to paste: through the router, with the development user's token (dev-identity-up.test.ts uses them).
+  const { stdout, stderr } = platform.output();
+  assert.ok(stdout.includes(`DAEMON_URL=${platform.url('router')} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`), stdout);
+  assert.doesNotMatch(stdout, /^\s+router\s+no identity provider/m, 'the development identity provider configures the router');
+  assert.match(stdout, /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/m, 'the table says the gateway has no provider');
+  const bearer = { authorization: `Bearer ${await platform.secret('PLATFORM_DAEMON_TOKEN')}` };
+  const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
+  for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
+    assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
+  // The connector's tools reach the daemon through its stdio proxy, started with the daemon's key.
+  const tools = (await (await fetch(`${daemonUrl}/tools`, { headers: bearer })).json()) as { data: { tools: { name: string }[]; unavailable: unknown[] } };
+  assert.deepEqual(tools.data.unavailable, []);
+  assert.ok(
+    tools.data.tools.some((tool) => tool.name === 'connector.google-workspace_mail_send'),
+    JSON.stringify(tools.data.tools.map((t) => t.name)),
+  );
+
+  // No service started open or on a built-in development secret, so none said so.
+  assert.doesNotMatch(stderr, /every path is open|routes are open|is empty|development secret/, stderr);
+}
+
 /** What `up` must have started for the test to mean something (others may come and go: the Solidity test process, esbuild rebuilding the daemon's bundle). */
 const expectedKinds = ['anvil', 'daemon', 'mcp proxy', 'watcher'];
 
-test('Ctrl-C to up’s process group: exit 0, no process left, no error logged, and every acknowledged write is there after a restart', async () => {
+test('a first start as documented; Ctrl-C to up’s process group: exit 0, no process left, no error logged; every acknowledged write there after a restart; then up killed hard (SIGKILL): its children stop on their own within seconds', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-stop-'));
   const home = await mkdtemp(join(tmpdir(), 'platform-stop-home-'));
   // The same chain port on both starts, as with the default 8545.
   const env = { CONTRACTS_LOCAL_RPC_URL: `http://127.0.0.1:${await freePort()}` };
   let platform = await startPlatform({ dataDir, env });
   try {
+    await assertStartedAsDocumented(platform, dataDir);
     const agent = async (args: readonly string[], file = 'bob.json') => {
       const run = await platform.run(args, {
         HOME: home,
@@ -95,17 +142,8 @@ test('Ctrl-C to up’s process group: exit 0, no process left, no error logged, 
       [[alarm.id, 'water the plants']],
     );
     assert.ok(bob.did);
-    assert.equal(await platform.stop(), 0, platform.output().stderr);
-  } finally {
-    await platform.kill();
-    await rm(dataDir, { recursive: true, force: true });
-    await rm(home, { recursive: true, force: true });
-  }
-});
 
-test('up killed hard (SIGKILL): the chain node, the router’s daemons and their MCP proxies stop on their own within seconds', async () => {
-  const platform = await startPlatform({});
-  try {
+    // Killed hard: the chain node, the router's daemons and their MCP proxies stop on their own (the watcher).
     await startChildren(platform);
     const children = await platform.crash();
     const started = kinds(children);
@@ -121,5 +159,7 @@ test('up killed hard (SIGKILL): the chain node, the router’s daemons and their
     );
   } finally {
     await platform.kill();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true });
   }
 });

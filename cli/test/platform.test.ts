@@ -1,71 +1,15 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePort } from '@platform/kit/free-port';
-import { startPlatform } from '@platform/testkit/platform-up';
 import { runPlatform } from '@platform/testkit/run-command';
 
 const quiet = { LOG_LEVEL: 'warn' };
-
-test('platform up starts every service, prints the table, each answers /healthz, and on Ctrl-C exits 0 leaving no process behind', async () => {
-  const platformUp = await startPlatform({ env: { SCHEDULER_DISPATCHER: 'false' } });
-  try {
-    const { dataDir } = platformUp;
-    for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
-      const { url, data } = platformUp.services.get(name) ?? { url: '', data: '' };
-      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.equal(data, `PGlite in ${join(dataDir, name)}`, 'each service gets its own folder under DATA_DIR');
-      const response = await fetch(`${url}/healthz`);
-      assert.equal(response.status, 200);
-      const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
-      assert.deepEqual([body.ok, body.data.db], [true, true]);
-    }
-    // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
-    const info = (await (await fetch(`${platformUp.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
-    assert.equal(info.data.chain.mode, 'live');
-    assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
-    const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
-    assert.equal(remembered.vault, info.data.vault_address);
-    // The marketplace deployed its service registry on the same chain (development).
-    const registry = (await (await fetch(`${platformUp.url('marketplace')}/v1/registry`)).json()) as { data: { enabled: boolean } };
-    assert.equal(registry.data.enabled, true);
-    // The daemon keeps files, not a database, and is wired to the services started before it.
-    const daemonUrl = platformUp.url('daemon');
-    assert.equal(platformUp.services.get('daemon')?.data, `files in ${join(dataDir, 'daemon')}`);
-    // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
-    assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
-    // The lines printed to paste: through the router, with the development user's token (dev-identity-up.test.ts uses them).
-    const { stdout, stderr } = platformUp.output();
-    assert.ok(stdout.includes(`DAEMON_URL=${platformUp.url('router')} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`), stdout);
-    assert.doesNotMatch(stdout, /^\s+router\s+no identity provider/m, 'the development identity provider configures the router');
-    assert.match(stdout, /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/m, 'the table says the gateway has no provider');
-    const bearer = { authorization: `Bearer ${await platformUp.secret('PLATFORM_DAEMON_TOKEN')}` };
-    const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
-    for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
-      assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
-    // The connector's tools reach the daemon through its stdio proxy, started with the daemon's key.
-    const tools = (await (await fetch(`${daemonUrl}/tools`, { headers: bearer })).json()) as { data: { tools: { name: string }[]; unavailable: unknown[] } };
-    assert.deepEqual(tools.data.unavailable, []);
-    assert.ok(
-      tools.data.tools.some((tool) => tool.name === 'connector.google-workspace_mail_send'),
-      JSON.stringify(tools.data.tools.map((t) => t.name)),
-    );
-
-    // No service started open or on a built-in development secret, so none said so.
-    assert.doesNotMatch(stderr, /every path is open|routes are open|is empty|development secret/, stderr);
-
-    // Ctrl-C: exit 0, and the chain node and the daemon's connector proxy are gone with it (stop() checks every child).
-    assert.ok(platformUp.processes().length > 0, 'up runs child processes (the chain node, MCP proxies)');
-    assert.equal(await platformUp.stop(), 0, platformUp.output().stderr);
-  } finally {
-    await platformUp.kill();
-  }
-});
 
 test('platform up: a service that cannot start stops the platform (exit 1, named), and nothing that waits for it starts', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-fail-'));

@@ -76,7 +76,9 @@ function refSubproof(m: number, d: Buffer[], b: boolean): Buffer[] {
 }
 
 const emptyRoot = rootHash([]);
-const maxSize = 64;
+// Every size up to here, exhaustively: past 32 every tree shape has six levels and a ragged right edge, which is what
+// the walks get wrong; 64 cost two minutes of CI (each verification hashes through WebCrypto) and found nothing more.
+const maxSize = 40;
 const data = Array.from({ length: maxSize }, (_, i) => Buffer.from(`receipt ${i}`));
 const leaves = data.map(leafHash);
 const roots = Array.from({ length: maxSize + 1 }, (_, n) => rootHash(leaves, n));
@@ -117,11 +119,11 @@ describe('merkle-log: Certificate Transparency known answers', () => {
 });
 
 describe('merkle-log: against a naive recursive reference', () => {
-  it('agrees on the root for sizes 0..64 (the empty tree included)', async () => {
+  it('agrees on the root for sizes 0..40 (the empty tree included)', async () => {
     for (let n = 0; n <= maxSize; n++) assert.equal(hex(roots[n] as Buffer), hex(refMth(data.slice(0, n))), `size ${n}`);
   });
 
-  it('agrees on every inclusion proof and every consistency proof up to size 64', async () => {
+  it('agrees on every inclusion proof and every consistency proof up to size 40', async () => {
     for (let n = 1; n <= maxSize; n++) {
       const d = data.slice(0, n);
       for (let i = 0; i < n; i++) assert.deepEqual(inclusionProof(leaves, i, n).map(hex), refPath(i, d).map(hex), `leaf ${i} of ${n}`);
@@ -130,7 +132,7 @@ describe('merkle-log: against a naive recursive reference', () => {
   });
 });
 
-describe('merkle-log: inclusion proofs for every size 1..64 and every index', () => {
+describe('merkle-log: inclusion proofs for every size 1..40 and every index', () => {
   it('verify, and fail on any flipped byte of the leaf, the root or any proof element', async () => {
     for (let n = 1; n <= maxSize; n++) {
       const root = roots[n] as Buffer;
@@ -212,7 +214,7 @@ describe('merkle-log: inclusion proofs for every size 1..64 and every index', ()
   });
 });
 
-describe('merkle-log: consistency proofs for every size 1..64 and every old size', () => {
+describe('merkle-log: consistency proofs for every size 1..40 and every old size', () => {
   it('verify for every 0 <= m <= n, and fail on any flipped byte of either root or any element', async () => {
     for (let n = 1; n <= maxSize; n++) {
       for (let m = 0; m <= n; m++) {
