@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { eventually } from '@platform/testkit/eventually';
+import { eventually, pollUntil } from '@platform/testkit/eventually';
 import { httpCall } from '@platform/testkit/http-call';
 import { startServiceProcess } from '@platform/testkit/service-process';
 import { openSse } from '@platform/testkit/sse-client';
@@ -85,17 +85,20 @@ describe('restarts: nothing acknowledged is lost', () => {
     try {
       const submitted = await httpCall(crashing.url, 'POST', '/messages/async', { bearer: daemonToken, body: { prose: 'think hard' } });
       const id = submitted.json.data.intent_id;
-      await eventually(() => stepRequests() > earlier, 'the step is with the model', 50_000);
+      await pollUntil(() => stepRequests() > earlier, 'the step is with the model', { timeoutMs: 60_000 });
       // The model is asked while step.started is being written; kill only once it is on disk, so the restart sees it.
-      await eventually(() => readdirSync(join(dataDir, 'journal', id)).some((name) => name.endsWith('-step.started.json')), 'the start is on disk');
+      await pollUntil(() => readdirSync(join(dataDir, 'journal', id)).some((name) => name.endsWith('-step.started.json')), 'the start is on disk', {
+        timeoutMs: 60_000,
+        intervalMs: 10,
+      });
       await crashing.kill();
       release();
       const restarted = await startServiceProcess('daemon', env, { dataDir });
       try {
-        await eventually(
+        await pollUntil(
           async () => (await httpCall(restarted.url, 'GET', `/messages/async/${id}`, { bearer: daemonToken })).json.data.status === 'completed',
           'completed after the restart',
-          50_000,
+          { timeoutMs: 60_000 },
         );
         const chain = (await httpCall(restarted.url, 'GET', `/intents/${id}`, { bearer: daemonToken })).json.data;
         const kinds = chain.envelopes.map((envelope: { kind: string }) => envelope.kind);
@@ -129,13 +132,13 @@ describe('restarts: nothing acknowledged is lost', () => {
     const crashing = await startServiceProcess('daemon', env, { dataDir });
     try {
       const id = (await httpCall(crashing.url, 'POST', '/messages/async', { bearer: daemonToken, body: { prose: 'post the rent note' } })).json.data.intent_id;
-      await eventually(() => notes.calls.some((call) => call.tool === 'write'), 'the write is in flight', 50_000);
+      await pollUntil(() => notes.calls.some((call) => call.tool === 'write'), 'the write is in flight', { timeoutMs: 60_000 });
       await crashing.kill();
       const restarted = await startServiceProcess('daemon', env, { dataDir });
       try {
         const statusOf = async () => (await httpCall(restarted.url, 'GET', `/messages/async/${id}`, { bearer: daemonToken })).json.data;
         // Recovery runs just after the daemon starts listening.
-        await eventually(async () => (await statusOf()).status !== 'executing', 'recovered', 50_000);
+        await pollUntil(async () => (await statusOf()).status !== 'executing', 'recovered', { timeoutMs: 60_000 });
         const status = await statusOf();
         assert.equal(status.status, 'failed');
         assert.equal(status.result.reason, 'interrupted');
@@ -145,6 +148,9 @@ describe('restarts: nothing acknowledged is lost', () => {
         await restarted.stop();
       }
     } finally {
+      // When the test failed before its own kill: the crashing daemon may still hold a hung write to the notes server,
+      // whose close would otherwise wait for it for ever.
+      await crashing.kill();
       await notes.close();
       removeFolder(dataDir);
     }
@@ -162,10 +168,10 @@ describe('restarts: nothing acknowledged is lost', () => {
     const draining = await startServiceProcess('daemon', env, { dataDir });
     try {
       const id = (await httpCall(draining.url, 'POST', '/messages/async', { bearer: daemonToken, body: { prose: 'two steps' } })).json.data.intent_id;
-      await eventually(
+      await pollUntil(
         () => stack.model.received.some((request) => request.user.startsWith('first') && request.system.includes('doing one step')),
         'step one with the model',
-        50_000,
+        { timeoutMs: 60_000 },
       );
       const shutdown = await httpCall(draining.url, 'POST', '/shutdown', { bearer: daemonToken });
       assert.deepEqual([shutdown.status, shutdown.json.data.draining], [202, true]);
@@ -176,10 +182,10 @@ describe('restarts: nothing acknowledged is lost', () => {
       assert.equal(await exit, 0, 'a clean exit');
       const restarted = await startServiceProcess('daemon', env, { dataDir });
       try {
-        await eventually(
+        await pollUntil(
           async () => (await httpCall(restarted.url, 'GET', `/messages/async/${id}`, { bearer: daemonToken })).json.data.status === 'completed',
           'completed after the restart',
-          50_000,
+          { timeoutMs: 60_000 },
         );
         const kinds = (await httpCall(restarted.url, 'GET', `/intents/${id}`, { bearer: daemonToken })).json.data.envelopes.map(
           (envelope: { kind: string }) => envelope.kind,
