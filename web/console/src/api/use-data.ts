@@ -37,3 +37,22 @@ export interface Me {
   did: string;
   public_key: string;
 }
+
+/**
+ * A change the page asks for (a DELETE, a POST): `run` clears the last error, awaits the call, and on failure keeps its
+ * message in `error` for an Alert, so each view does not write the same try/catch around its buttons.
+ */
+export function useAction(): { error: string | undefined; run: (call: () => Promise<unknown>) => Promise<boolean> } {
+  const [error, setError] = useState<string>();
+  const run = useCallback(async (call: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await call();
+      return true;
+    } catch (failure) {
+      setError((failure as Error).message);
+      return false;
+    }
+  }, []);
+  return { error, run };
+}

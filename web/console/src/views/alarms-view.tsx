@@ -1,7 +1,7 @@
 import type { AlarmView } from '@platform/client/scheduler-client';
 import { useState } from 'preact/hooks';
 import { api } from '../api/client.ts';
-import { useData } from '../api/use-data.ts';
+import { useAction, useData } from '../api/use-data.ts';
 import { Alert } from '../components/alert.tsx';
 
 type Alarm = AlarmView;
@@ -17,37 +17,27 @@ export function AlarmsView() {
   const [at, setAt] = useState('');
   const [cron, setCron] = useState('0 9 * * 1-5');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { error, run } = useAction();
 
   const create = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
-    setError(undefined);
     const schedule =
       when === 'in'
         ? { delay_seconds: Math.round(Number(minutes) * 60) }
         : when === 'at'
           ? { fire_at: new Date(at).toISOString() }
           : { cron_expr: cron, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone };
-    try {
-      await api('/alarms', { method: 'POST', body: { wake_message: message, ...schedule, idempotency_key: crypto.randomUUID() } });
+    const created = await run(() => api('/alarms', { method: 'POST', body: { wake_message: message, ...schedule, idempotency_key: crypto.randomUUID() } }));
+    setBusy(false);
+    if (created) {
       setMessage('');
       alarms.reload();
-    } catch (failure) {
-      setError((failure as Error).message);
-    } finally {
-      setBusy(false);
     }
   };
 
   const cancel = async (alarm: Alarm) => {
-    setError(undefined);
-    try {
-      await api(`/alarms/${alarm.id}`, { method: 'DELETE' });
-      alarms.reload();
-    } catch (failure) {
-      setError((failure as Error).message);
-    }
+    if (await run(() => api(`/alarms/${alarm.id}`, { method: 'DELETE' }))) alarms.reload();
   };
 
   return (

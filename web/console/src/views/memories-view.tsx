@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api/client.ts';
-import { useData } from '../api/use-data.ts';
+import { useAction, useData } from '../api/use-data.ts';
 import { Alert } from '../components/alert.tsx';
 
 interface Memory {
@@ -17,16 +17,10 @@ export function MemoriesView() {
   const [query, setQuery] = useState('');
   const [asked, setAsked] = useState('');
   const memories = useData<{ memories: Memory[] }>(`/memories${asked === '' ? '' : `?query=${encodeURIComponent(asked)}`}`);
-  const [error, setError] = useState<string>();
+  const { error, run } = useAction();
 
   const forget = async (memory: Memory) => {
-    setError(undefined);
-    try {
-      await api(`/memories/${memory.id}`, { method: 'DELETE' });
-      memories.reload();
-    } catch (failure) {
-      setError((failure as Error).message);
-    }
+    if (await run(() => api(`/memories/${memory.id}`, { method: 'DELETE' }))) memories.reload();
   };
 
   return (
