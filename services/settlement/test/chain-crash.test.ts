@@ -60,6 +60,7 @@ test('SIGKILL after an anchor and after a payout were broadcast, then restarts: 
     const headers = { 'x-ledger-agent': verified.json.data.token as string };
     const funded = await httpCall(service.url, 'POST', '/v1/dev/faucet', { headers, body: { amount: '100' } });
     assert.equal(funded.status, 200, funded.text);
+    assert.ok(funded.json.data.deposit, `the faucet answers once its deposit is credited: ${funded.text}`);
     const wallet = await newWallet(chain, clients);
     assert.equal((await httpCall(service.url, 'POST', '/v1/account/evm', { headers, body: await bindingBody(wallet, key.did, 31337) })).status, 200);
     const withdrawal = (await httpCall(service.url, 'POST', '/v1/withdraw', { headers, body: { amount: '40' } })).json.data.withdrawal;

@@ -24,6 +24,8 @@ import { VaultReader } from './vault-reader.ts';
 
 /** What the faucet mints at a time, so most faucet calls need one transaction (the deposit). */
 const faucetMintMicros = 1_000_000_000_000n;
+/** How long a faucet call waits for the watcher to credit its confirmed deposit before answering `awaiting_credit`. */
+const faucetCreditWaitMs = 10_000;
 
 export interface LiveChainOptions {
   settings: ChainSettings;
@@ -297,13 +299,17 @@ export class LiveChain implements SettlementChain {
     this.#faucetLock = run.catch(() => undefined);
     const outcome = await run;
     if (!outcome) return { deposit: null, status: 'awaiting_confirmations' };
-    // Confirmed means deep enough for the watcher too: one pass takes it in (two if a pass was already under way).
-    for (let pass = 0; pass < 2; pass++) {
+    // Confirmed means deep enough for the watcher too: one pass takes it in, two if a pass was already under way,
+    // more when a loaded node names its head before it serves that block's logs (the watcher then reads it again).
+    const { clock, settings } = this.#options;
+    const giveUpAt = clock.now().getTime() + faucetCreditWaitMs;
+    for (;;) {
       await this.runPass();
       const credited = await this.#options.db.selectFrom('deposits').selectAll().where('tx_hash', '=', outcome.hash).executeTakeFirst();
       if (credited) return { deposit: depositView(credited), replayed: false };
+      if (clock.now().getTime() >= giveUpAt || this.#stop.signal.aborted) return { deposit: null, tx_hash: outcome.hash, status: 'awaiting_credit' };
+      await clock.sleep(settings.pollMs, this.#stop.signal);
     }
-    return { deposit: null, tx_hash: outcome.hash, status: 'awaiting_credit' };
   }
 
   async #faucetDeposit(did: string, micros: bigint): Promise<{ hash: Hex } | undefined> {
