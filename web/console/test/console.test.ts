@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { SettlementClient } from '@platform/client/settlement-client';
+import { pollUntil } from '@platform/testkit/eventually';
 import { publishListing, startTranslator } from '@platform/testkit/marketplace-listing';
 import { startNetworkLink } from '@platform/testkit/network-link';
 import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { compiled, gatedPlan, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, screenshotBoth } from './browser.ts';
+import { launchBrowser, screenshot, screenshotBoth } from './browser.ts';
 
 /*
  * The console in a real browser (Debian's Chromium through playwright-core) against the real platform (`platform up`
@@ -69,6 +70,19 @@ before(async () => {
   router = platform.url('router');
 });
 
+// A failed scenario leaves what a person would have seen and what the platform said, for the next reader.
+afterEach(async (t) => {
+  // `passed` is Node's (22.x and later), not yet in the typings.
+  if ((t as { passed?: boolean }).passed !== false || !page) return;
+  await screenshot(page, `failed-${t.name.slice(0, 40).replace(/[^a-z0-9]+/gi, '-')}`).catch(() => undefined);
+  const transcript = await page
+    .locator('main')
+    .textContent()
+    .catch(() => null);
+  console.error(`the page at ${page.url()} showed:\n${transcript ?? '(nothing)'}`);
+  if (platform) console.error(`platform up said (last lines):\n${platform.output().stderr.split('\n').slice(-80).join('\n')}`);
+});
+
 after(async () => {
   await browser?.close();
   await platform?.stop();
@@ -100,10 +114,19 @@ describe('the console in a browser', () => {
   });
 
   it('asks the gate as a question; approving it lets the intent complete, its journal verified in the browser', async () => {
+    // The intent's card subscribes to its events only once the gate has been asked: nothing happens after that until
+    // the person answers, so the gate must come from the stream's opening snapshot, not from an event.
+    await page.route('**/events?intent_id=*', async (route) => {
+      const id = new URL(route.request().url()).searchParams.get('intent_id');
+      const gates = async () => ((await asUser('GET', `/intents/${id}`)).data.state as { gates?: unknown[] } | undefined)?.gates ?? [];
+      await pollUntil(async () => (await gates()).length > 0, 'the gate is asked', { timeoutMs: 20_000, intervalMs: 50 });
+      await route.continue();
+    });
     await page.getByLabel('Message to your agent').fill('plan a trip to Lyon');
     await page.getByRole('button', { name: 'Send' }).click();
     const gate = page.locator('fieldset.gate', { hasText: question });
     await gate.waitFor();
+    await page.unroute('**/events?intent_id=*');
     await screenshotBoth(page, '03-gate');
     await gate.getByRole('button', { name: 'Approve' }).click();
     const intent = page.locator('article.intent[data-status="completed"]');
@@ -273,6 +296,7 @@ describe('the console in a browser', () => {
       }),
     );
     await page.goto(`${router}/console/#/chat`);
+    await page.getByTestId('stream-state').getByText('Live').waitFor();
     await page.getByLabel('Message to your agent').fill('translate hello into French');
     await page.keyboard.press('Enter');
     // Money always asks: the paid call is a gate naming the most it may cost.

@@ -171,7 +171,7 @@ export class GatewayCalls {
 
   async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
     const exchange = await plan.upstream.open(plan.path, plan.body, plan.apiKey);
-    const status = exchange.response.statusCode ?? 502;
+    const status = exchange.status;
     if (status < 200 || status > 299) return this.#forwardRefusal(await plan.upstream.collect(exchange), reservation, reply);
     reply.hijack();
     const { drains, clock, settings, logger } = this.#deps;

@@ -66,17 +66,14 @@ class StreamRelay {
 
   start(): void {
     const { exchange, client } = this.#args;
-    const { response } = exchange;
     client.writeHead(200, {
-      'content-type': response.headers['content-type'] ?? 'text/event-stream',
+      'content-type': exchange.contentType ?? 'text/event-stream',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
     client.flushHeaders();
-    response.on('data', (chunk: Buffer) => this.#onChunk(chunk));
-    response.on('end', () => this.#onUpstreamEnd());
-    response.on('error', (error) => this.#onUpstreamFailure(error));
-    client.on('drain', () => response.resume());
+    exchange.read({ data: (chunk) => this.#onChunk(chunk), end: () => this.#onUpstreamEnd(), error: (error) => this.#onUpstreamFailure(error) });
+    client.on('drain', () => exchange.resume());
     client.on('close', () => {
       if (!client.writableFinished) this.#onClientGone();
     });
@@ -85,7 +82,6 @@ class StreamRelay {
 
   #onChunk(chunk: Buffer): void {
     const { exchange, client, hideUsageChunk } = this.#args;
-    exchange.touch();
     if (this.#state === 'done') return;
     let forward = '';
     for (const event of this.#splitter.push(chunk)) {
@@ -94,15 +90,14 @@ class StreamRelay {
       if (event.done) this.#doneEvent = event.raw;
       else if (!(hideUsageChunk && event.usageOnly)) forward += event.raw;
     }
-    if (this.#state === 'relaying' && forward !== '' && !client.write(forward)) exchange.response.pause();
+    if (this.#state === 'relaying' && forward !== '' && !client.write(forward)) exchange.pause();
     if (this.#doneEvent !== undefined) void this.#end('usage_or_reservation', this.#state === 'relaying' ? 'completed' : 'drained');
     else if (this.#state === 'draining' && this.#usage) void this.#end('usage_or_reservation', 'drained');
-    else if (this.#splitter.pendingChars > maxPendingChars) exchange.response.destroy(new Error('upstream event larger than 4 MiB'));
+    else if (this.#splitter.pendingChars > maxPendingChars) exchange.abort(new Error('upstream event larger than 4 MiB'));
   }
 
   #onUpstreamEnd(): void {
     this.#upstreamEnded = true;
-    this.#args.exchange.finish();
     if (this.#state === 'done') return;
     if (this.#state === 'relaying') {
       const rest = this.#splitter.rest();
@@ -115,7 +110,6 @@ class StreamRelay {
 
   #onUpstreamFailure(error: Error): void {
     this.#upstreamEnded = true;
-    this.#args.exchange.finish();
     if (this.#state === 'done') return;
     if (this.#state === 'draining') {
       void this.#end('usage_or_reservation', 'drain_failed');
@@ -151,7 +145,7 @@ class StreamRelay {
     }
     this.#state = 'draining';
     this.#giveDrainSlot = slot.give;
-    exchange.response.resume();
+    exchange.resume();
     slot.signal.addEventListener('abort', () => void this.#end('usage_or_reservation', 'drain_stopped'), { once: true });
     void clock.sleep(drainTimeoutMs, this.#stopDrainTimer.signal).then(() => {
       if (this.#state === 'draining') void this.#end('usage_or_reservation', 'drain_timed_out');

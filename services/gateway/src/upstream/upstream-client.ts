@@ -1,6 +1,5 @@
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
 import type { Clock } from '@platform/kit/clock';
+import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../http/openai-errors.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -14,16 +13,26 @@ export class UpstreamTimeout extends Error {
   }
 }
 
+/** What an exchange tells its reader about the body. */
+export interface BodyReader {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(error: Error): void;
+}
+
 /** An upstream answer whose headers have arrived; the body is still coming. */
 export interface UpstreamExchange {
-  response: IncomingMessage;
-  /** Records progress (a chunk arrived), pushing the timeout back. */
-  touch(): void;
-  /** Stops the timeout and drops the connection (the answer is no longer wanted). */
-  abort(): void;
-  /** Stops the timeout once the body has been read. */
-  finish(): void;
-  /** True once the timeout ended the exchange (the socket error that follows says only "aborted"). */
+  status: number;
+  /** As the upstream sent it; undefined when it sent none. */
+  contentType: string | undefined;
+  /** Starts delivering the body to `reader` (chunks that arrived with the headers first); exactly one of end/error ends it. */
+  read(reader: BodyReader): void;
+  /** Stops reading from the socket (the client is slow); `resume` goes on. */
+  pause(): void;
+  resume(): void;
+  /** Drops the connection (the answer is no longer wanted); the reader gets `reason` as its error if it had not ended. */
+  abort(reason?: Error): void;
+  /** True once the timeout ended the exchange. */
   timedOut(): boolean;
 }
 
@@ -56,22 +65,21 @@ export function upstreamFailure(error: unknown, timeoutMs: number): GatewayError
 }
 
 /**
- * Calls the OpenAI-compatible upstream over node:http with a keep-alive agent: on these 2-core machines it carries
- * about three times what fetch does (see ARCHITECTURE.md), and the answer streams as it arrives. One timeout covers
- * the whole exchange: no headers, body byte or stream chunk for `timeoutMs` ends it.
+ * Calls the OpenAI-compatible upstream through undici's dispatcher with kept-alive connections (one pool for the
+ * one origin): about half the client CPU per request of node:http's keep-alive agent (see ARCHITECTURE.md, the kit's
+ * JSON client), and the answer streams as it arrives. One timeout covers the whole exchange: no headers, body byte
+ * or stream chunk for `timeoutMs` ends it (undici's own header and body timers are off, so the injected clock rules).
  */
 export class UpstreamClient {
   readonly #base: URL;
-  readonly #transport: typeof http | typeof https;
-  readonly #agent: http.Agent;
+  readonly #pool: Pool;
   readonly #clock: Clock;
   readonly timeoutMs: number;
   readonly #maxResponseBytes: number;
 
   constructor(args: { baseUrl: string; maxSockets: number; timeoutMs: number; maxResponseBytes: number; clock: Clock }) {
     this.#base = new URL(args.baseUrl.replace(/\/+$/, ''));
-    this.#transport = this.#base.protocol === 'https:' ? https : http;
-    this.#agent = new this.#transport.Agent({ keepAlive: true, maxSockets: args.maxSockets, keepAliveMsecs: 30_000 });
+    this.#pool = new Pool(this.#base.origin, { connections: args.maxSockets, headersTimeout: 0, bodyTimeout: 0 });
     this.#clock = args.clock;
     this.timeoutMs = args.timeoutMs;
     this.#maxResponseBytes = args.maxResponseBytes;
@@ -79,47 +87,56 @@ export class UpstreamClient {
 
   /** POSTs `body` and resolves once the answer's headers arrive; rejects with a 502/504 GatewayError. */
   open(path: UpstreamPath, body: Buffer, apiKey: string): Promise<UpstreamExchange> {
-    const headers: http.OutgoingHttpHeaders = {
+    const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'content-length': body.length,
       accept: 'application/json, text/event-stream',
     };
     if (apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
     return new Promise<UpstreamExchange>((resolve, reject) => {
-      let timedOut = false;
-      const request = this.#transport.request(
+      let controller: Dispatcher.DispatchController | undefined;
+      let exchange: Exchange | undefined;
+      let failedEarly: Error | undefined;
+      const fail = (error: Error) => {
+        watchdog.stop();
+        if (exchange) exchange.fail(error);
+        else if (!failedEarly) {
+          failedEarly = error;
+          reject(upstreamFailure(error, this.timeoutMs));
+        }
+      };
+      const watchdog = new Watchdog(this.#clock, this.timeoutMs, () => {
+        const timeout = new UpstreamTimeout(this.timeoutMs);
+        exchange?.markTimedOut();
+        fail(timeout);
+        // A request still waiting for a connection is dropped when it gets one (onRequestStart below).
+        controller?.abort(timeout);
+      });
+      this.#pool.dispatch(
+        { path: `${this.#base.pathname === '/' ? '' : this.#base.pathname}${path}`, method: 'POST', headers, body },
         {
-          protocol: this.#base.protocol,
-          hostname: this.#base.hostname,
-          port: this.#base.port,
-          path: `${this.#base.pathname}${path}`,
-          method: 'POST',
-          agent: this.#agent,
-          headers,
-        },
-        (response) => {
-          watchdog.touch();
-          resolve({
-            response,
-            touch: () => watchdog.touch(),
-            abort: () => {
-              watchdog.stop();
-              request.destroy();
-            },
-            finish: () => watchdog.stop(),
-            timedOut: () => timedOut,
-          });
+          onRequestStart(started) {
+            controller = started;
+            if (failedEarly) started.abort(failedEarly);
+          },
+          onResponseStart(started, statusCode, responseHeaders) {
+            watchdog.touch();
+            const contentType = responseHeaders['content-type'];
+            exchange = new Exchange(started, watchdog, statusCode, typeof contentType === 'string' ? contentType : undefined);
+            resolve(exchange);
+          },
+          onResponseData(_controller, chunk) {
+            watchdog.touch();
+            exchange?.push(chunk);
+          },
+          onResponseEnd() {
+            watchdog.stop();
+            exchange?.end();
+          },
+          onResponseError(_controller, error) {
+            fail(error);
+          },
         },
       );
-      const watchdog = new Watchdog(this.#clock, this.timeoutMs, () => {
-        timedOut = true;
-        request.destroy(new UpstreamTimeout(this.timeoutMs));
-      });
-      request.on('error', (error) => {
-        watchdog.stop();
-        reject(upstreamFailure(error, this.timeoutMs));
-      });
-      request.end(body);
     });
   }
 
@@ -130,38 +147,113 @@ export class UpstreamClient {
 
   /** Reads the rest of an opened answer (an error answer of a stream request, say). */
   collect(exchange: UpstreamExchange): Promise<CollectedAnswer> {
-    const { response } = exchange;
     return new Promise<CollectedAnswer>((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        exchange.touch();
-        size += chunk.length;
-        if (size <= this.#maxResponseBytes) chunks.push(chunk);
-        else {
-          exchange.abort();
-          reject(
-            new GatewayError(
-              502,
-              'upstream_error',
-              'upstream_response_too_large',
-              'the upstream answer is larger than GATEWAY_MAX_RESPONSE_BYTES; nothing was charged',
-            ),
-          );
-        }
-      });
-      response.on('end', () => {
-        exchange.finish();
-        resolve({ status: response.statusCode ?? 502, contentType: response.headers['content-type'] ?? 'application/json', body: Buffer.concat(chunks, size) });
-      });
-      response.on('error', (error) => {
-        exchange.finish();
-        reject(upstreamFailure(exchange.timedOut() ? new UpstreamTimeout(this.timeoutMs) : error, this.timeoutMs));
+      let tooLarge = false;
+      exchange.read({
+        data: (chunk) => {
+          size += chunk.length;
+          if (size <= this.#maxResponseBytes) chunks.push(chunk);
+          else if (!tooLarge) {
+            tooLarge = true;
+            exchange.abort();
+            reject(
+              new GatewayError(
+                502,
+                'upstream_error',
+                'upstream_response_too_large',
+                'the upstream answer is larger than GATEWAY_MAX_RESPONSE_BYTES; nothing was charged',
+              ),
+            );
+          }
+        },
+        end: () =>
+          resolve({
+            status: exchange.status,
+            contentType: exchange.contentType ?? 'application/json',
+            body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+          }),
+        error: (error) => reject(upstreamFailure(exchange.timedOut() ? new UpstreamTimeout(this.timeoutMs) : error, this.timeoutMs)),
       });
     });
   }
 
   close(): void {
-    this.#agent.destroy();
+    void this.#pool.destroy();
+  }
+}
+
+/** One answer being read: the chunks that come before a reader is attached wait for it; it ends once. */
+class Exchange implements UpstreamExchange {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly #controller: Dispatcher.DispatchController;
+  readonly #watchdog: Watchdog;
+  #reader: BodyReader | undefined;
+  #early: Buffer[] = [];
+  #ending: { error?: Error } | undefined;
+  #ended = false;
+  #timedOut = false;
+
+  constructor(controller: Dispatcher.DispatchController, watchdog: Watchdog, status: number, contentType: string | undefined) {
+    this.#controller = controller;
+    this.#watchdog = watchdog;
+    this.status = status;
+    this.contentType = contentType;
+  }
+
+  read(reader: BodyReader): void {
+    this.#reader = reader;
+    for (const chunk of this.#early.splice(0)) if (!this.#ended) reader.data(chunk);
+    if (this.#ending) this.#finish(this.#ending.error);
+  }
+
+  pause(): void {
+    this.#controller.pause();
+  }
+
+  resume(): void {
+    this.#controller.resume();
+  }
+
+  abort(reason: Error = new Error('the answer is no longer wanted')): void {
+    this.#watchdog.stop();
+    if (!this.#controller.aborted) this.#controller.abort(reason);
+    this.fail(reason);
+  }
+
+  timedOut(): boolean {
+    return this.#timedOut;
+  }
+
+  markTimedOut(): void {
+    this.#timedOut = true;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#ended) return;
+    if (this.#reader) this.#reader.data(chunk);
+    else this.#early.push(chunk);
+  }
+
+  end(): void {
+    this.#finish(undefined);
+  }
+
+  fail(error: Error): void {
+    this.#finish(error);
+  }
+
+  #finish(error: Error | undefined): void {
+    if (this.#ended) return;
+    if (!this.#reader) {
+      this.#ending ??= error ? { error } : {};
+      return;
+    }
+    this.#ended = true;
+    this.#watchdog.stop();
+    if (error) this.#reader.error(error);
+    else this.#reader.end();
   }
 }

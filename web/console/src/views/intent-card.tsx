@@ -57,16 +57,20 @@ export function IntentCard(props: { summary: { id: string; status: string; prose
 
   useEffect(() => {
     if (!open) return;
-    load();
-    if (terminal.has(summary.status)) return;
+    if (terminal.has(summary.status)) {
+      load();
+      return;
+    }
     const controller = new AbortController();
     let ended = false;
     followStream(
       `/events?intent_id=${summary.id}`,
       {
+        // Loaded at each (re)connect's opening snapshot, not before subscribing: whatever happened between a load
+        // and the subscription (a gate asked, say) would otherwise show only at the intent's next event.
         onEvent: (event) => {
           if (['intent.attest', 'intent.fail', 'intent.cancel'].includes(event.event)) ended = true;
-          if (event.event !== 'snapshot') load();
+          load();
           if (ended) props.onChange();
         },
         ended: () => ended,
