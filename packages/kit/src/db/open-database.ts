@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
+import { prepareMarkedStatements } from './prepared-statements.ts';
 
 export interface Database<Schema> {
   readonly kind: 'pglite' | 'postgres';
@@ -94,6 +95,7 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
   // An idle client can fail (server restart); without a listener that would crash the process.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
+  pool.on('connect', prepareMarkedStatements);
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const listener = new PostgresListener(clientConfig, options.logger);
   const parsed = new URL(url);

@@ -1,3 +1,4 @@
+import { prepared } from '@platform/kit/db/prepared-statements';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, MarketplaceSchema } from '../db/schema.ts';
@@ -213,7 +214,7 @@ function groupStatement(rows: GroupRows): RawBuilder<{ id: string }> {
         as s(listing_id uuid, calls bigint, successes bigint, failures bigint, latency float8, at timestamptz)
       ${addToListingStats}`);
   const named = parts.map((part, index) => sql`${sql.raw(`part${index}`)} as (${part})`);
-  return sql<{ id: string }>`with ${sql.join(named, sql`, `)} ${rows.inserts.length > 0 ? sql`select id from part0` : sql`select null as id`}`;
+  return prepared(sql<{ id: string }>`with ${sql.join(named, sql`, `)} ${rows.inserts.length > 0 ? sql`select id from part0` : sql`select null as id`}`);
 }
 
 /** Every column of an invocation with its SQL type, in one order for the group's insert. */
