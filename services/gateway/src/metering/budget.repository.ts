@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { prepared } from '@platform/kit/db/prepared-statements';
 import { uuidv7 } from '@platform/kit/ids';
 import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema, LedgerBasis, LedgerKind } from '../db/schema.ts';
@@ -156,11 +157,12 @@ export class BudgetRepository {
     const hasGrants = ops.some((op) => op.op === 'grant');
     const hasMoves = !hasGrants || ops.some((op) => op.op !== 'grant');
     const { defaultCapUnits, asyncCommit, lockRows } = this.#options;
-    const result = await sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean; recalled: boolean }>`
+    // Prepared once per connection: the one statement of every metering batch.
+    const result = await prepared(
+      sql<{ op_index: number; spent: bigint; cap: bigint; granted: bigint; holder_lost: boolean; recalled: boolean }>`
       select op_index, spent, cap, granted, holder_lost, recalled
-      from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`.execute(
-      this.#db,
-    );
+      from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`,
+    ).execute(this.#db);
     const outcomes: Array<GrantOutcome | undefined> = new Array(ops.length);
     for (const row of result.rows)
       outcomes[row.op_index] = row.holder_lost
