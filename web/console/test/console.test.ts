@@ -201,6 +201,26 @@ describe('the console in a browser', () => {
     receiptSeq = paid.seq;
   });
 
+  it('shows a transfer made while the feed was still connecting, once it is live', async () => {
+    // The feed's stream is held until the transfer is made: it is in no stream frame, only in the transfers read.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/ledger/v1/stream', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.reload();
+    await page.locator('#feed-title').getByText('connecting').waitFor();
+    const account = await asUser('GET', '/account');
+    const paid = await payer.pay({ to: account.data.did as string, amount: '0.5' });
+    release();
+    await page.locator('#feed-title').getByText('live').waitFor();
+    await page.locator(`[data-testid="transfers"] tr[data-seq="${paid.seq}"]`).waitFor();
+    await page.unroute('**/ledger/v1/stream');
+  });
+
   it('verifies a receipt in the browser, and refuses one whose bytes were changed on the way', async () => {
     // Until its window closes into a batch no checkpoint covers it: the page says so, then the window is closed.
     await page.getByLabel('Receipt seq').fill(String(receiptSeq));

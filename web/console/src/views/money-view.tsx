@@ -64,10 +64,13 @@ export function MoneyView() {
         for (const transfer of incoming) bySeq.set(transfer.seq, transfer);
         return [...bySeq.values()].sort((a, b) => b.seq - a.seq).slice(0, feedSize);
       });
-    fetch(`/ledger/v1/transfers?limit=${feedSize}`, { headers: authHeaders() })
-      .then((response) => response.json())
-      .then((body: { data?: { transfers?: Transfer[] } }) => add(body.data?.transfers ?? []))
-      .catch(() => {});
+    // The latest transfers once the stream is live (at the start and after each reconnect), not before subscribing:
+    // a transfer between the read and the subscription would be in neither. Merged by seq, so never twice.
+    const catchUp = () =>
+      fetch(`/ledger/v1/transfers?limit=${feedSize}`, { headers: authHeaders() })
+        .then((response) => response.json())
+        .then((body: { data?: { transfers?: Transfer[] } }) => add(body.data?.transfers ?? []))
+        .catch(() => {});
     const onEvent = (event: ServerEvent) => {
       if (event.event === 'transfer') add([JSON.parse(event.data) as Transfer]);
       if (event.event === 'transfer' || event.event === 'anchor') {
@@ -77,7 +80,11 @@ export function MoneyView() {
       }
       if (event.event === 'anchor') batches.reload();
     };
-    followStream('/ledger/v1/stream', { onEvent, onState: setStream }, controller.signal);
+    const onState = (state: string) => {
+      setStream(state);
+      if (state === 'live') catchUp();
+    };
+    followStream('/ledger/v1/stream', { onEvent, onState }, controller.signal);
     return () => controller.abort();
   }, []);
 
