@@ -201,7 +201,7 @@ describe('the console in a browser', () => {
     receiptSeq = paid.seq;
   });
 
-  it('shows a transfer made while the feed was still connecting, once it is live', async () => {
+  it('shows a transfer made while the feed was still connecting, and the balance it changed, once the feed is live', async () => {
     // The feed's stream is held until the transfer is made: it is in no stream frame, only in the transfers read.
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
@@ -218,6 +218,7 @@ describe('the console in a browser', () => {
     release();
     await page.locator('#feed-title').getByText('live').waitFor();
     await page.locator(`[data-testid="transfers"] tr[data-seq="${paid.seq}"]`).waitFor();
+    await page.getByTestId('balance').getByText('1.750000').waitFor();
     await page.unroute('**/ledger/v1/stream');
   });
 

@@ -82,7 +82,13 @@ export function MoneyView() {
     };
     const onState = (state: string) => {
       setStream(state);
-      if (state === 'live') catchUp();
+      if (state !== 'live') return;
+      catchUp();
+      // The figures a movement changes, for the same reason: one made before the subscription sends no event.
+      supply.reload();
+      account.reload();
+      holds.reload();
+      batches.reload();
     };
     followStream('/ledger/v1/stream', { onEvent, onState }, controller.signal);
     return () => controller.abort();
