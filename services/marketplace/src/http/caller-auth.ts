@@ -1,5 +1,5 @@
 import { canonicalDid, parseDid } from '@platform/kit/auth/did';
-import { type PrincipalClaims, verifyPrincipalToken } from '@platform/kit/auth/principal-token';
+import { type PrincipalClaims, rememberingVerifier } from '@platform/kit/auth/principal-token';
 import { type Clock, unixSeconds } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { documentSecurity } from '@platform/kit/http/openapi';
@@ -28,12 +28,24 @@ export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer;
   });
 }
 
+// One remembering verifier per token key (a service has one): a caller's later requests skip decoding and the HMAC.
+const verifiers = new WeakMap<Buffer, ReturnType<typeof rememberingVerifier>>();
+
+function verifierFor(key: Buffer): ReturnType<typeof rememberingVerifier> {
+  let verify = verifiers.get(key);
+  if (!verify) {
+    verify = rememberingVerifier(key);
+    verifiers.set(key, verify);
+  }
+  return verify;
+}
+
 /** The caller of a request, checked now (for routes that also accept a developer). */
 export function verifyCaller(request: FastifyRequest, options: { tokenKey: Buffer; clock: Clock }): PrincipalClaims {
   const header = request.headers.authorization;
   const token = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : '';
   if (token === '') throw new ServiceError('unauthorized', 'missing caller token (Authorization: Bearer <token from /v1/agent/auth/verify>)');
-  const check = verifyPrincipalToken(options.tokenKey, token, unixSeconds(options.clock.now()));
+  const check = verifierFor(options.tokenKey)(token, unixSeconds(options.clock.now()));
   if (!check.ok) throw new ServiceError('unauthorized', `invalid caller token: ${check.reason}`);
   const named = request.headers['x-caller-did'];
   const parsed = typeof named === 'string' ? parseDid(named.trim()) : undefined;
