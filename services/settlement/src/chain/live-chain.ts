@@ -16,7 +16,7 @@ import { Anchoring } from './anchoring.ts';
 import { DepositWatcher } from './deposit-watcher.ts';
 import { ensureDevelopmentContracts } from './dev-contracts.ts';
 import { Payouts } from './payouts.ts';
-import { checkReserve, type ReserveCheck } from './reserve-check.ts';
+import { checkReserve, type ReserveCheck, ReserveWatch } from './reserve-check.ts';
 import { readLedgerTotals, registerDepositClaim, type SettlementChain, type SupplyView } from './settlement-chain.ts';
 import { TxRefused, TxSender } from './tx-sender.ts';
 import { tokenAbi, vaultAbi } from './vault-contracts.ts';
@@ -64,7 +64,8 @@ export class LiveChain implements SettlementChain {
   #nudged = false;
   #leading = false;
   #lastCheck: ReserveCheck | undefined;
-  #reserveAlarm: string | undefined;
+  /** The reserve checks' verdicts: a first disagreement is read again before it becomes the alarm. */
+  readonly #reserve = new ReserveWatch();
   #frozen = false;
   #faucetLock: Promise<unknown> = Promise.resolve();
   #passing: Promise<unknown> = Promise.resolve();
@@ -210,26 +211,27 @@ export class LiveChain implements SettlementChain {
     }
     await this.#sender.track();
     // The reserve is checked at the block the ledger has taken every deposit through, before the next are taken in.
-    await this.#check(await this.#watcher.verify());
-    await this.#watcher.step();
+    // A disagreement seen for the first time is read again next pass; nothing is taken in until then.
+    if ((await this.#check(await this.#watcher.verify())) !== 'doubt') await this.#watcher.step();
     for (let steps = 0; steps < 16 && (await this.#anchoring.step()); steps++) await this.#sender.track();
     for (let steps = 0; steps < 4 && (await this.#payouts.step()); steps++) await this.#sender.track();
   }
 
   /** Whether the vault was frozen, and the reserve equation at the block the watcher has covered (when known this pass). */
-  async #check(block: bigint | undefined): Promise<void> {
+  async #check(block: bigint | undefined): Promise<'unchecked' | 'ok' | 'doubt' | 'alarm'> {
     const frozen = await this.#vault.read('frozen', []);
     if (frozen && !this.#frozen)
       this.#options.logger.fatal({ vault: this.vaultAddress }, 'the vault is frozen: the ledger can no longer settle; holders claim from the vault');
     this.#frozen = frozen;
-    if (block === undefined) return;
+    if (block === undefined) return 'unchecked';
     const [reserve, paidOut] = await Promise.all([this.#vault.read('reserve', [], block), this.#vault.read('totalPaidOut', [], block)]);
     const check = checkReserve({ block, reserve, paidOut }, await readLedgerTotals(this.#options.db));
     this.#lastCheck = check;
-    if (!check.ok && this.#reserveAlarm === undefined) {
-      this.#reserveAlarm = `supply and reserve disagree at block ${check.block}: shortfall ${check.shortfall}`;
-      this.#options.logger.fatal({ check }, `${this.#reserveAlarm}; deposits are no longer credited`);
-    }
+    const alreadyRaised = this.#reserve.alarm !== undefined;
+    const verdict = this.#reserve.observe(check);
+    if (verdict === 'doubt') this.#options.logger.warn({ check }, 'supply and reserve disagree: reading the chain again before raising the alarm');
+    if (verdict === 'alarm' && !alreadyRaised) this.#options.logger.fatal({ check }, `${this.#reserve.alarm}; deposits are no longer credited`);
+    return verdict;
   }
 
   /** Credits go through the sequencer's ordinary deposit command. */
@@ -239,7 +241,7 @@ export class LiveChain implements SettlementChain {
   }
 
   #alarm(): string | undefined {
-    return this.#reserveAlarm ?? this.#watcher.alarm ?? this.#anchoring.stuck ?? (this.#frozen ? 'the vault is frozen' : undefined);
+    return this.#reserve.alarm ?? this.#watcher.alarm ?? this.#anchoring.stuck ?? (this.#frozen ? 'the vault is frozen' : undefined);
   }
 
   async supply(): Promise<SupplyView> {
@@ -254,7 +256,7 @@ export class LiveChain implements SettlementChain {
       available: formatAmount(totals.available),
       held: formatAmount(totals.held),
       reserve: formatAmount(reserve),
-      fully_reserved: this.#lastCheck?.ok === true && this.#reserveAlarm === undefined && uncredited >= 0n,
+      fully_reserved: this.#lastCheck?.ok === true && this.#reserve.alarm === undefined && uncredited >= 0n,
       chain_id: this.chainId,
       vault_address: this.vaultAddress,
       in_flight_withdrawals: formatAmount(inFlight < 0n ? 0n : inFlight),

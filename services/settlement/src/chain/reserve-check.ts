@@ -44,3 +44,29 @@ export function checkReserve(vault: VaultTotals, ledger: LedgerTotals): ReserveC
 }
 
 const signed = (micros: bigint) => (micros < 0n ? `-${formatAmount(-micros)}` : formatAmount(micros));
+
+/**
+ * What a run of reserve checks means. A node can name a block before it serves all of that block's state, so a
+ * deposit count read there may be short while the reserve read a moment later is whole: a first disagreement is a
+ * doubt (read again on the next pass, nothing taken in meanwhile), and only a second disagreement in a row is the
+ * alarm, which stands for good. A real disagreement does not go away; a check that agrees ends a doubt.
+ */
+export class ReserveWatch {
+  #doubt: ReserveCheck | undefined;
+  /** The alarm's text once raised. */
+  alarm: string | undefined;
+
+  observe(check: ReserveCheck): 'ok' | 'doubt' | 'alarm' {
+    if (this.alarm !== undefined) return 'alarm';
+    if (check.ok) {
+      this.#doubt = undefined;
+      return 'ok';
+    }
+    if (this.#doubt === undefined) {
+      this.#doubt = check;
+      return 'doubt';
+    }
+    this.alarm = `supply and reserve disagree at block ${check.block}: shortfall ${check.shortfall}`;
+    return 'alarm';
+  }
+}
