@@ -115,7 +115,7 @@ class StreamRelay {
       void this.#end('usage_or_reservation', 'drain_failed');
       return;
     }
-    const timedOut = error instanceof UpstreamTimeout || this.#args.exchange.timedOut();
+    const timedOut = error instanceof UpstreamTimeout;
     const failure = {
       error: {
         message: timedOut

@@ -32,8 +32,6 @@ export interface UpstreamExchange {
   resume(): void;
   /** Drops the connection (the answer is no longer wanted); the reader gets `reason` as its error if it had not ended. */
   abort(reason?: Error): void;
-  /** True once the timeout ended the exchange. */
-  timedOut(): boolean;
 }
 
 export interface CollectedAnswer {
@@ -96,9 +94,10 @@ export class UpstreamClient {
       let controller: Dispatcher.DispatchController | undefined;
       let exchange: Exchange | undefined;
       let failedEarly: Error | undefined;
+      // Once the headers are in, a failure (a timeout included, as UpstreamTimeout) goes to the exchange's reader.
       const fail = (error: Error) => {
         watchdog.stop();
-        if (exchange) exchange.fail(error);
+        if (exchange) exchange.finish(error);
         else if (!failedEarly) {
           failedEarly = error;
           reject(upstreamFailure(error, this.timeoutMs));
@@ -106,7 +105,6 @@ export class UpstreamClient {
       };
       const watchdog = new Watchdog(this.#clock, this.timeoutMs, () => {
         const timeout = new UpstreamTimeout(this.timeoutMs);
-        exchange?.markTimedOut();
         fail(timeout);
         // A request still waiting for a connection is dropped when it gets one (onRequestStart below).
         controller?.abort(timeout);
@@ -130,7 +128,7 @@ export class UpstreamClient {
           },
           onResponseEnd() {
             watchdog.stop();
-            exchange?.end();
+            exchange?.finish();
           },
           onResponseError(_controller, error) {
             fail(error);
@@ -174,7 +172,7 @@ export class UpstreamClient {
             contentType: exchange.contentType ?? 'application/json',
             body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
           }),
-        error: (error) => reject(upstreamFailure(exchange.timedOut() ? new UpstreamTimeout(this.timeoutMs) : error, this.timeoutMs)),
+        error: (error) => reject(upstreamFailure(error, this.timeoutMs)),
       });
     });
   }
@@ -194,7 +192,6 @@ class Exchange implements UpstreamExchange {
   #early: Buffer[] = [];
   #ending: { error?: Error } | undefined;
   #ended = false;
-  #timedOut = false;
 
   constructor(controller: Dispatcher.DispatchController, watchdog: Watchdog, status: number, contentType: string | undefined) {
     this.#controller = controller;
@@ -206,7 +203,7 @@ class Exchange implements UpstreamExchange {
   read(reader: BodyReader): void {
     this.#reader = reader;
     for (const chunk of this.#early.splice(0)) if (!this.#ended) reader.data(chunk);
-    if (this.#ending) this.#finish(this.#ending.error);
+    if (this.#ending) this.finish(this.#ending.error);
   }
 
   pause(): void {
@@ -220,15 +217,7 @@ class Exchange implements UpstreamExchange {
   abort(reason: Error = new Error('the answer is no longer wanted')): void {
     this.#watchdog.stop();
     if (!this.#controller.aborted) this.#controller.abort(reason);
-    this.fail(reason);
-  }
-
-  timedOut(): boolean {
-    return this.#timedOut;
-  }
-
-  markTimedOut(): void {
-    this.#timedOut = true;
+    this.finish(reason);
   }
 
   push(chunk: Buffer): void {
@@ -237,15 +226,8 @@ class Exchange implements UpstreamExchange {
     else this.#early.push(chunk);
   }
 
-  end(): void {
-    this.#finish(undefined);
-  }
-
-  fail(error: Error): void {
-    this.#finish(error);
-  }
-
-  #finish(error: Error | undefined): void {
+  /** The answer ended, whole or with `error`; a reader not yet attached is told when it attaches. */
+  finish(error?: Error): void {
     if (this.#ended) return;
     if (!this.#reader) {
       this.#ending ??= error ? { error } : {};

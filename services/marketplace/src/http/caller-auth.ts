@@ -21,39 +21,35 @@ export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer;
   app.decorateRequest('caller', null);
   const scheme = { type: 'http', scheme: 'bearer', description: 'A caller token from the DID handshake, with X-Caller-DID naming its DID.' } as const;
   documentSecurity(app, 'callerToken', scheme, (route) => (options.prefixes.some((prefix) => route.url.startsWith(prefix)) ? 'required' : false));
+  const verifyCaller = callerVerifier(options);
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url ?? '';
     if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;
-    request.caller = verifyCaller(request, options);
+    request.caller = verifyCaller(request);
   });
 }
 
-// One remembering verifier per token key (a service has one): a caller's later requests skip decoding and the HMAC.
-const verifiers = new WeakMap<Buffer, ReturnType<typeof rememberingVerifier>>();
-
-function verifierFor(key: Buffer): ReturnType<typeof rememberingVerifier> {
-  let verify = verifiers.get(key);
-  if (!verify) {
-    verify = rememberingVerifier(key);
-    verifiers.set(key, verify);
-  }
-  return verify;
-}
-
-/** The caller of a request, checked now (for routes that also accept a developer). */
-export function verifyCaller(request: FastifyRequest, options: { tokenKey: Buffer; clock: Clock }): PrincipalClaims {
-  const header = request.headers.authorization;
-  const token = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : '';
-  if (token === '') throw new ServiceError('unauthorized', 'missing caller token (Authorization: Bearer <token from /v1/agent/auth/verify>)');
-  const check = verifierFor(options.tokenKey)(token, unixSeconds(options.clock.now()));
-  if (!check.ok) throw new ServiceError('unauthorized', `invalid caller token: ${check.reason}`);
-  const named = request.headers['x-caller-did'];
-  const parsed = typeof named === 'string' ? parseDid(named.trim()) : undefined;
-  if (!parsed) throw new ServiceError('unauthorized', 'missing or malformed X-Caller-DID header');
-  const tokenDid = parseDid(check.claims.did);
-  if (!tokenDid || canonicalDid(parsed) !== canonicalDid(tokenDid))
-    throw new ServiceError('unauthorized', 'X-Caller-DID does not name the DID the caller token was issued to');
-  return { ...check.claims, did: canonicalDid(tokenDid) };
+/**
+ * Checks a request's caller now (also for routes that accept a developer instead). Made once per app: it remembers
+ * tokens that verified (the kit's remembering verifier), so a caller's later requests skip decoding and the HMAC;
+ * expiry is checked on every use.
+ */
+export function callerVerifier(options: { tokenKey: Buffer; clock: Clock }): (request: FastifyRequest) => PrincipalClaims {
+  const verify = rememberingVerifier(options.tokenKey);
+  return (request) => {
+    const header = request.headers.authorization;
+    const token = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : '';
+    if (token === '') throw new ServiceError('unauthorized', 'missing caller token (Authorization: Bearer <token from /v1/agent/auth/verify>)');
+    const check = verify(token, unixSeconds(options.clock.now()));
+    if (!check.ok) throw new ServiceError('unauthorized', `invalid caller token: ${check.reason}`);
+    const named = request.headers['x-caller-did'];
+    const parsed = typeof named === 'string' ? parseDid(named.trim()) : undefined;
+    if (!parsed) throw new ServiceError('unauthorized', 'missing or malformed X-Caller-DID header');
+    const tokenDid = parseDid(check.claims.did);
+    if (!tokenDid || canonicalDid(parsed) !== canonicalDid(tokenDid))
+      throw new ServiceError('unauthorized', 'X-Caller-DID does not name the DID the caller token was issued to');
+    return { ...check.claims, did: canonicalDid(tokenDid) };
+  };
 }
 
 /** The verified caller of a request behind `requireCaller`; a programming error if absent. */

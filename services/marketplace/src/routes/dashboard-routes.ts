@@ -5,7 +5,7 @@ import { isUuid } from '@platform/kit/ids';
 import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { verifyCaller } from '../http/caller-auth.ts';
+import { callerVerifier } from '../http/caller-auth.ts';
 import { idempotencyKeyOf, idempotent } from '../http/idempotent.ts';
 import { limits } from '../limits.ts';
 import { listingView } from '../listings/listing-view.ts';
@@ -22,7 +22,8 @@ import type { RouteDeps } from './route-deps.ts';
  */
 export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void {
   const { db, payments } = deps;
-  const callerOf = (request: FastifyRequest) => verifyCaller(request, { tokenKey: deps.tokenKey, clock: deps.clock }).did;
+  const verifyCaller = callerVerifier(deps);
+  const callerOf = (request: FastifyRequest) => verifyCaller(request).did;
   const developerOf = async (request: FastifyRequest) => (await deps.developers.authenticate(request)).address;
 
   const meSchema = {

@@ -1,6 +1,6 @@
 import type { ServerEvent } from '@platform/client/sse-reader';
 import type { EvidenceVerdict } from '@platform/kit/receipt-log/receipt-evidence';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { authHeaders } from '../api/client.ts';
 import { followStream } from '../api/event-stream.ts';
 import { formatMicros, micros, type Transfer, verifyReceipt } from '../api/money.ts';
@@ -49,12 +49,17 @@ function volumeBars(transfers: Transfer[]) {
  * settlement's `/v1/stream` (through the router), the batches, and any receipt verified here in the browser.
  */
 export function MoneyView() {
-  const account = useData<Account>('/account');
-  const holds = useData<{ holds: Hold[] }>('/holds?limit=50');
-  const supply = useData<Supply>('/ledger/v1/supply');
-  const batches = useData<{ batches: Batch[] }>('/ledger/v1/batches?limit=8');
-  const [transfers, setTransfers] = useState<Transfer[]>([]);
   const [stream, setStream] = useState('connecting');
+  // The figures a movement changes are read once the feed is live, not before subscribing: one made in between would
+  // send no event and leave them stale. The first time the feed is live loads them; each reconnect reloads them.
+  const [wasLive, setWasLive] = useState(false);
+  const once = (path: string) => (wasLive ? path : undefined);
+  const account = useData<Account>(once('/account'));
+  const holds = useData<{ holds: Hold[] }>(once('/holds?limit=50'));
+  const supply = useData<Supply>(once('/ledger/v1/supply'));
+  const batches = useData<{ batches: Batch[] }>(once('/ledger/v1/batches?limit=8'));
+  const [transfers, setTransfers] = useState<Transfer[]>([]);
+  const connections = useRef(0);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -84,11 +89,8 @@ export function MoneyView() {
       setStream(state);
       if (state !== 'live') return;
       catchUp();
-      // The figures a movement changes, for the same reason: one made before the subscription sends no event.
-      supply.reload();
-      account.reload();
-      holds.reload();
-      batches.reload();
+      if (connections.current++ === 0) setWasLive(true);
+      else for (const figures of [supply, account, holds, batches]) figures.reload();
     };
     followStream('/ledger/v1/stream', { onEvent, onState }, controller.signal);
     return () => controller.abort();
