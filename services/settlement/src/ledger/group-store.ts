@@ -1,3 +1,4 @@
+import { prepared } from '@platform/kit/db/prepared-statements';
 import { type Kysely, sql } from 'kysely';
 import type { AccountTable, BatchTable, DepositTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
 import type { MovementCommand } from './commands.ts';
@@ -389,9 +390,7 @@ export async function writeRows(db: Db, rows: TableRows, notifyEventId?: bigint)
         select ${sql.raw(names)} from jsonb_to_recordset(${json(list, spec.columns)}::jsonb) as x(${sql.raw(definitions)}) ${sql.raw(spec.onConflict ?? '')})`;
   });
   const notify = notifyEventId === undefined ? sql`null` : sql`pg_notify('settlement_events', ${String(notifyEventId)})`;
-  // Not prepared (kit prepared-statements): with it the live-stream test on PostgreSQL hung in two of four runs, not
-  // yet explained; see the README's benchmark section.
-  await sql`with ${sql.join(parts)} select ${notify}`.execute(db);
+  await prepared(sql`with ${sql.join(parts)} select ${notify}`).execute(db);
 }
 
 /**
