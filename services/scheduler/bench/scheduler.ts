@@ -1,4 +1,5 @@
 import { systemClock } from '@platform/kit/clock';
+import { notify } from '@platform/kit/db/channels';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { sql } from 'kysely';
@@ -71,5 +72,5 @@ async function insertAlarms(database: Database<SchedulerSchema>, alarms: Alarm[]
     );
   }
   const earliest = alarms.reduce((min, alarm) => Math.min(min, alarm.scheduled_for), Number.POSITIVE_INFINITY);
-  await sql`select pg_notify(${alarmsChannel}, ${new Date(earliest).toISOString()})`.execute(database.db);
+  await sql`select ${notify(alarmsChannel, new Date(earliest).toISOString())}`.execute(database.db);
 }

@@ -10,13 +10,26 @@ interface Frame {
   data: { seq?: number; kind?: string; log_size?: number };
 }
 
-/** A real SSE client over fetch: collects frames until `count` have arrived, then disconnects. */
-async function readFrames(url: string, count: number, lastEventId?: string): Promise<Frame[]> {
+/**
+ * A real SSE client over fetch: collects frames until `count` have arrived, then disconnects. Gives up after
+ * 30 s with what it got, so a missing event fails the test with evidence instead of running into the runner's timeout.
+ */
+async function readFrames(url: string, count: number, lastEventId?: string, state: () => string = () => ''): Promise<Frame[]> {
   const abort = new AbortController();
+  const frames: Frame[] = [];
+  const guard = setTimeout(() => abort.abort(new Error(`${frames.length} of ${count} frames after 30 s: ${JSON.stringify(frames)}; ${state()}`)), 30_000);
+  try {
+    return await collect(url, count, lastEventId, abort, frames);
+  } finally {
+    clearTimeout(guard);
+    abort.abort();
+  }
+}
+
+async function collect(url: string, count: number, lastEventId: string | undefined, abort: AbortController, frames: Frame[]): Promise<Frame[]> {
   const response = await fetch(url, { signal: abort.signal, headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
   assert.equal(response.headers.get('content-type')?.split(';')[0], 'text/event-stream');
   const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
-  const frames: Frame[] = [];
   let buffer = '';
   while (frames.length < count) {
     const { value, done } = await reader.read();
@@ -31,7 +44,6 @@ async function readFrames(url: string, count: number, lastEventId?: string): Pro
       end = buffer.indexOf('\n\n');
     }
   }
-  abort.abort();
   return frames;
 }
 
@@ -48,7 +60,8 @@ for (const engine of testEngines()) {
     test('transfer events arrive live in seq order; a reconnect with Last-Event-ID replays the missed transfer and anchor', async () => {
       const payer = await s.fundedAgent('10');
       const payee = await s.agent();
-      const live = readFrames(url, 2);
+      const hubState = () => `hub head ${s.hub.head}, ${s.hub.subscriberCount} subscriber(s)`;
+      const live = readFrames(url, 2, undefined, hubState);
       // The subscriber starts at the head: wait until it is registered before paying.
       await eventually(() => s.hub.subscriberCount === 1, 'the stream is open');
       const first = await s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '1' } });
@@ -63,7 +76,7 @@ for (const engine of testEngines()) {
       );
       const missed = await s.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '3' } });
       const settled = await s.call('POST', '/v1/settle', { token: payer.token });
-      const replayed = await readFrames(url, 2, seen.at(-1)?.id);
+      const replayed = await readFrames(url, 2, seen.at(-1)?.id, hubState);
       assert.deepEqual(
         replayed.map((frame) => [frame.event, frame.event === 'anchor' ? frame.data.log_size : frame.data.seq]),
         [

@@ -3,6 +3,7 @@ import type { Extensions } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { scopedChannel } from './channels.ts';
 import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
@@ -15,7 +16,10 @@ export interface Database<Schema> {
   readonly schema: string;
   /** Where the data lives, safe to print (no password). */
   readonly location: string;
-  /** Subscribes to NOTIFY on a channel; the same SQL `NOTIFY`/`pg_notify` reaches it on both engines. */
+  /**
+   * Subscribes to NOTIFY on this schema's `channel` (see `scopedChannel`): writers reach it with `notify(channel, …)`
+   * on both engines; a writer in another schema of the same database never does.
+   */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** True when a trivial query answers within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>;
@@ -55,12 +59,19 @@ async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Databas
     ...(options.pgliteExtensions ? { extensions: options.pgliteExtensions } : {}),
   });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+  const schema = await sessionSchema((text) => pglite.query<{ schema: string | null }>(text));
   return {
     kind: 'pglite',
     db,
-    schema: 'public',
+    schema,
     location: options.dataDir ? `PGlite in ${options.dataDir}` : 'PGlite in memory',
-    listen: (channel, onPayload) => pglite.listen(channel, onPayload).then((unlisten) => () => unlisten()),
+    listen: async (channel, onPayload) => {
+      // PGlite puts the name into LISTEN and UNLISTEN as given: quoted, the dot is part of the name, as `pg_notify`
+      // spells it. Its own unlisten handle would pass the unquoted name, so the same quoted one is passed here.
+      const name = pg.escapeIdentifier(scopedChannel(schema, channel));
+      await pglite.listen(name, onPayload);
+      return () => pglite.unlisten(name, onPayload);
+    },
     ping: (timeoutMs) => pingWith(db, timeoutMs),
     close: async () => {
       await db.destroy();
@@ -83,14 +94,14 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
         oid === int8 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
     },
   };
-  if (schema) {
-    const setup = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-    await setup.connect();
-    try {
-      await setup.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
-    } finally {
-      await setup.end();
-    }
+  const setup = new pg.Client(clientConfig);
+  await setup.connect();
+  let sessionsSchema: string;
+  try {
+    if (schema) await setup.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
+    sessionsSchema = await sessionSchema((text) => setup.query<{ schema: string | null }>(text));
+  } finally {
+    await setup.end();
   }
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
   // An idle client can fail (server restart); without a listener that would crash the process.
@@ -102,15 +113,25 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   return {
     kind: 'postgres',
     db,
-    schema: schema ?? 'public',
+    schema: sessionsSchema,
     location: `PostgreSQL ${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
-    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    listen: (channel, onPayload) => listener.listen(scopedChannel(sessionsSchema, channel), onPayload),
     ping: (timeoutMs) => pingWith(db, timeoutMs),
     close: async () => {
       await listener.close();
       await db.destroy();
     },
   };
+}
+
+/**
+ * The schema the service's sessions write to: `current_schema()`, the first one on their search_path that exists.
+ * Channels are scoped by it, since it is what writers' `notify` reads in their own sessions.
+ */
+async function sessionSchema(query: (text: string) => Promise<{ rows: Array<{ schema: string | null }> }>): Promise<string> {
+  const schema = (await query('select current_schema() as schema')).rows[0]?.schema;
+  if (!schema) throw new Error('no schema on the search_path exists: the service has nowhere to keep its tables');
+  return schema;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a ping works on any schema.

@@ -27,6 +27,17 @@ export const budgetLeases: Migration = {
   },
 };
 
+/**
+ * NOTIFY channels are named per schema (kit `scopedChannel`), so that gateways in other schemas of the same
+ * database are not asked to return slices they do not hold: `gateway_apply` again, notifying on
+ * `<current_schema()>.<channel>`. The function's text is the one above (it was written with bare channel names).
+ */
+export const scopedChannels: Migration = {
+  async up(db) {
+    await sql`${sql.raw(applyFunction)}`.execute(db);
+  },
+};
+
 /*
  * One call per batch, and as few statements as it can: on PGlite every statement costs a few hundred microseconds of
  * the gateway's one thread (WebAssembly), so bookings and returns are one statement with data-modifying CTEs (the ops
@@ -36,7 +47,7 @@ export const budgetLeases: Migration = {
  * needs none of it.
  */
 const applyFunction = `
-create function gateway_apply(ops jsonb, default_cap int8, async_commit boolean, at timestamptz, lock_rows boolean, has_moves boolean, has_grants boolean,
+create or replace function gateway_apply(ops jsonb, default_cap int8, async_commit boolean, at timestamptz, lock_rows boolean, has_moves boolean, has_grants boolean,
                               out op_index int, out spent int8, out cap int8, out granted int8, out holder_lost boolean, out recalled boolean)
 returns setof record
 language plpgsql as $$
@@ -83,7 +94,7 @@ begin
             group by m.actor, m.day) x
       where (d.actor, d.day) = (x.actor, x.day);
     -- Slices given back on a recall: the instance that was refused is waiting to ask again.
-    perform pg_notify('gateway_budget_returned', r.actor || ' ' || r.day::text)
+    perform pg_notify(current_schema() || '.gateway_budget_returned', r.actor || ' ' || r.day::text)
       from (select distinct t.actor, t.day from jsonb_to_recordset(ops) as t(op text, actor text, day date, announce boolean) where t.op = 'return' and t.announce) r;
   end if;
 
@@ -133,7 +144,7 @@ begin
     if cap = 0 or headroom < o.need then
       -- Refused while others hold unused slices of this day: ask them to give theirs back for the next call.
       if o.recall and exists (select 1 from budget_leases l where l.actor = o.actor and l.day = o.day and l.holder <> o.holder and l.units > 0) then
-        perform pg_notify('gateway_budget_recall', o.actor || ' ' || o.day::text);
+        perform pg_notify(current_schema() || '.gateway_budget_recall', o.actor || ' ' || o.day::text);
         recalled := true;
       end if;
     else

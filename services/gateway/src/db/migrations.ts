@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { budgetLeases } from './budget-lease-migration.ts';
+import { budgetLeases, scopedChannels } from './budget-lease-migration.ts';
 
 const rateCards: Migration = {
   async up(db) {
@@ -125,4 +125,5 @@ export const migrations: Record<string, Migration> = {
   '0002_ledger': ledger,
   '0003_apply_function': applyFunction,
   '0004_budget_leases': budgetLeases,
+  '0005_scoped_channels': scopedChannels,
 };

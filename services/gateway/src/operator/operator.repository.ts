@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { notify } from '@platform/kit/db/channels';
 import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema } from '../db/schema.ts';
 import type { LedgerEntry } from '../metering/budget.repository.ts';
@@ -72,7 +73,7 @@ export class OperatorRepository {
 
   /** Other instances give back their slices of the actor's budget and read the cap again on its next call. */
   async #announceCap(actor: string): Promise<void> {
-    await sql`select pg_notify(${capsChannel}, ${actor})`.execute(this.#db);
+    await sql`select ${notify(capsChannel, actor)}`.execute(this.#db);
   }
 
   /** Spend per actor and day, newest day first. */

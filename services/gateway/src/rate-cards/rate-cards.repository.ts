@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { notify } from '@platform/kit/db/channels';
 import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema } from '../db/schema.ts';
 import type { ModelPrice } from '../metering/credit.ts';
@@ -60,7 +61,7 @@ export class RateCardsRepository {
             })),
           )
           .execute();
-        await sql`select pg_notify(${rateCardChannel}, ${String(card.version)})`.execute(tx);
+        await sql`select ${notify(rateCardChannel, String(card.version))}`.execute(tx);
         return true;
       });
       if (inserted) {

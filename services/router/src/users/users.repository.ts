@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { notify } from '@platform/kit/db/channels';
 import { type Kysely, sql } from 'kysely';
 import type { RouterSchema, UserRow, UserState } from '../db/schema.ts';
 
@@ -104,6 +105,6 @@ export class UsersRepository {
   }
 
   async #notify(id: string): Promise<void> {
-    await sql`select pg_notify(${usersChannel}, ${id})`.execute(this.#db);
+    await sql`select ${notify(usersChannel, id)}`.execute(this.#db);
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { notify } from '@platform/kit/db/channels';
 import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import type { AlarmRow, AlarmTable, SchedulerSchema } from '../db/schema.ts';
 import type { FireOutcome } from './fire-outcome.ts';
@@ -63,7 +64,7 @@ export class AlarmsRepository {
       .returningAll()
       .executeTakeFirst();
     if (inserted) {
-      await sql`select pg_notify(${alarmsChannel}, ${inserted.next_fire_at.toISOString()})`.execute(this.#db);
+      await sql`select ${notify(alarmsChannel, inserted.next_fire_at.toISOString())}`.execute(this.#db);
       return { row: inserted, created: true };
     }
     const existing = await this.#db

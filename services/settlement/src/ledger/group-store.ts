@@ -1,6 +1,8 @@
+import { notify } from '@platform/kit/db/channels';
 import { prepared } from '@platform/kit/db/prepared-statements';
 import { type Kysely, sql } from 'kysely';
 import type { AccountTable, BatchTable, DepositTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
+import { eventsChannel } from '../stream/event-log.ts';
 import type { MovementCommand } from './commands.ts';
 import { depositKey, type Group, type GroupBase, idempotencyKey, nonceKey } from './group.ts';
 
@@ -389,8 +391,8 @@ export async function writeRows(db: Db, rows: TableRows, notifyEventId?: bigint)
     return sql`${sql.raw(`w${index}`)} as (insert into ${sql.raw(table)} (${sql.raw(names)})
         select ${sql.raw(names)} from jsonb_to_recordset(${json(list, spec.columns)}::jsonb) as x(${sql.raw(definitions)}) ${sql.raw(spec.onConflict ?? '')})`;
   });
-  const notify = notifyEventId === undefined ? sql`null` : sql`pg_notify('settlement_events', ${String(notifyEventId)})`;
-  await prepared(sql`with ${sql.join(parts)} select ${notify}`).execute(db);
+  const announce = notifyEventId === undefined ? sql`null` : notify(eventsChannel, String(notifyEventId));
+  await prepared(sql`with ${sql.join(parts)} select ${announce}`).execute(db);
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, type TestContext, test } from 'node:test';
+import { notify } from '@platform/kit/db/channels';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { silentLogger, testEngines } from '@platform/testkit/databases';
@@ -69,7 +70,7 @@ for (const engine of testEngines()) {
       const last = nextId - 1n;
       await database.db.transaction().execute(async (trx) => {
         await trx.insertInto('events').values(rows).execute();
-        if (options.notify !== false) await sql`select pg_notify(${eventsChannel}, ${String(last)})`.execute(trx);
+        if (options.notify !== false) await sql`select ${notify(eventsChannel, String(last))}`.execute(trx);
       });
       return last;
     }
@@ -250,6 +251,32 @@ for (const engine of testEngines()) {
       assert.ok(reads > readsAtStart, 'read once someone listens');
     });
 
+    test('a ledger in another schema of the same database neither moves the live position nor hides events', async (t) => {
+      if (engine.name !== 'postgres') return t.skip('PGlite has one schema per database');
+      const { open, hub } = await serve(t);
+      // Its writer announces an id far past ours on the same channel name. Notifications reach listeners in
+      // commit order, so had the hub heard it, it would have heard it before our own next one.
+      const elsewhere = await engine.fresh();
+      const other = await openDatabase<unknown>(elsewhere.options);
+      t.after(async () => {
+        await other.close();
+        await elsewhere.dispose();
+      });
+      await sql`select ${notify(eventsChannel, '999999')}`.execute(other.db);
+      const ours = await append(1);
+      await eventually(
+        () => hub.head === ours,
+        () => `the live position at our ${ours}, at ${hub.head}`,
+      );
+      const client = await open();
+      await eventually(() => hub.subscriberCount === 1, 'subscribed');
+      const next = await append(1);
+      await eventually(
+        () => client.events.length === 1,
+        () => `our next event, got ${ids(client)}`,
+      );
+      assert.deepEqual(ids(client), [next]);
+    });
     test('a heartbeat comment every heartbeatMs of the injected clock', async (t) => {
       const { open, clock } = await serve(t, { heartbeatMs: 10_000 });
       const client = await open();

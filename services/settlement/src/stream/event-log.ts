@@ -16,7 +16,10 @@ export interface EventSource {
   headId(): Promise<bigint>;
 }
 
-/** The channel the writer NOTIFYs after commit; the payload is the highest id written, as decimal text. */
+/**
+ * The channel the writer NOTIFYs after commit; the payload is the highest id written, as decimal text. Scoped to the
+ * schema (kit `notify`): the hub trusts the payload as its live position, so it must come from this ledger alone.
+ */
 export const eventsChannel = 'settlement_events';
 
 /** Ids per receipt from the cutover on: the transfer's, then room for the anchors written right after it. */
