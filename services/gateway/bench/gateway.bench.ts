@@ -153,9 +153,14 @@ async function runEngine(
   const directMax = await gen.ask('closedLoop', { target: 'direct', body, concurrency: best.concurrency, durationMs: runSeconds * 1000 });
   let streams: EngineResult['streams'];
   if (full) {
+    const streamRun = (target: 'direct' | 'gateway', startEveryMs?: number) =>
+      gen.ask('streams', { target, body: streamBody, count: streamCount, concurrency: streamConcurrency, ...(startEveryMs ? { startEveryMs } : {}) });
+    // Paced: one start per (stream length / concurrency), so about `streamConcurrency` are open at any time.
+    const every = (upstreamSettings.chunks * upstreamSettings.chunkIntervalMs) / streamConcurrency;
     streams = {
-      direct: await gen.ask('streams', { target: 'direct', body: streamBody, count: streamCount, concurrency: streamConcurrency }),
-      gateway: await gen.ask('streams', { target: 'gateway', body: streamBody, count: streamCount, concurrency: streamConcurrency }),
+      direct: await streamRun('direct'),
+      gateway: await streamRun('gateway'),
+      paced: { direct: await streamRun('direct', every), gateway: await streamRun('gateway', every) },
     };
   }
   await gateway.ask('stop');

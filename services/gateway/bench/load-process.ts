@@ -145,35 +145,53 @@ const handlers = {
     return result(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 
-  /** `count` streams, `concurrency` at a time: time to first byte, and how late each later chunk arrives. */
-  async streams(args: { target: Target; body: string; count: number; concurrency: number }): Promise<StreamRun> {
+  /**
+   * `count` streams: time to first byte, and how late each later chunk arrives. `concurrency` lanes each start their
+   * next stream when the last ends (bursts: streams of one length stay in step, so they start together), or, with
+   * `startEveryMs`, one stream starts every so often whatever is open (as independent users' streams arrive).
+   */
+  async streams(args: { target: Target; body: string; count: number; concurrency: number; startEveryMs?: number }): Promise<StreamRun> {
     const ttfbs: number[] = [];
     const delays: number[] = [];
     let errors = 0;
     let next = 0;
+    const one = async (): Promise<void> => {
+      let pending = '';
+      let seen = 0;
+      const sent = performance.now();
+      const answer = await post(args.target, args.body, (chunk) => {
+        const arrived = epochMs();
+        pending += chunk.toString('utf8');
+        let end = pending.indexOf('\n\n');
+        while (end !== -1) {
+          const stamp = /"sent_at":([0-9.]+)/.exec(pending.slice(0, end));
+          // The first chunk left with the headers; its delay is the time to first byte, measured apart.
+          if (stamp && seen++ > 0) delays.push(arrived - Number(stamp[1]));
+          pending = pending.slice(end + 2);
+          end = pending.indexOf('\n\n');
+        }
+      });
+      if (answer.status === 200) ttfbs.push(answer.firstByteAt - sent);
+      else errors++;
+    };
     const lane = async (): Promise<void> => {
       while (next < args.count) {
         next++;
-        let pending = '';
-        let seen = 0;
-        const sent = performance.now();
-        const answer = await post(args.target, args.body, (chunk) => {
-          const arrived = epochMs();
-          pending += chunk.toString('utf8');
-          let end = pending.indexOf('\n\n');
-          while (end !== -1) {
-            const stamp = /"sent_at":([0-9.]+)/.exec(pending.slice(0, end));
-            // The first chunk left with the headers; its delay is the time to first byte, measured apart.
-            if (stamp && seen++ > 0) delays.push(arrived - Number(stamp[1]));
-            pending = pending.slice(end + 2);
-            end = pending.indexOf('\n\n');
-          }
-        });
-        if (answer.status === 200) ttfbs.push(answer.firstByteAt - sent);
-        else errors++;
+        await one();
       }
     };
-    await Promise.all(Array.from({ length: args.concurrency }, lane));
+    const every = args.startEveryMs;
+    if (every === undefined) await Promise.all(Array.from({ length: args.concurrency }, lane));
+    else {
+      const started: Array<Promise<void>> = [];
+      const t0 = performance.now();
+      for (let i = 0; i < args.count; i++) {
+        const wait = t0 + i * every - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        started.push(one());
+      }
+      await Promise.all(started);
+    }
     const ttfb = summary(ttfbs);
     return { streams: ttfbs.length, errors, ttfb: { p50: ttfb.p50, p99: ttfb.p99 }, chunkDelay: summary(delays) };
   },
