@@ -77,3 +77,40 @@ export function openSse(url: string, headers: Record<string, string> = {}, optio
     request.on('error', reject);
   });
 }
+
+/**
+ * The first `count` events of `client`, once they have arrived, without spinning the event loop. Fails, with what did
+ * arrive and `state()`, when the stream ends first or after `timeoutMs` of wall time: a guard so that a missing event
+ * is reported with evidence instead of running into the test runner's timeout, not a wait for business time.
+ *
+ * @example const [first, second] = await eventsArrived(stream, 2, { state: () => `head ${hub.head}` })
+ */
+export function eventsArrived(client: SseClient, count: number, options: { timeoutMs?: number; state?: () => string } = {}): Promise<SseEvent[]> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  return new Promise((resolve, reject) => {
+    const failure = (why: string) =>
+      new Error(`${client.events.length} of ${count} events ${why}: ${JSON.stringify(client.events)}${options.state ? `; ${options.state()}` : ''}`);
+    const check = () => {
+      if (client.events.length < count) return;
+      done();
+      resolve(client.events.slice(0, count));
+    };
+    const ended = () => {
+      done();
+      reject(failure('before the stream ended'));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(failure(`after ${timeoutMs} ms`));
+    }, timeoutMs);
+    // Registered after openSse's own listener, so the events of a chunk are parsed when this runs.
+    const done = () => {
+      clearTimeout(timer);
+      client.response.off('data', check);
+      client.response.off('close', ended);
+    };
+    client.response.on('data', check);
+    client.response.on('close', ended);
+    check();
+  });
+}

@@ -99,15 +99,16 @@ function printThroughputTable(all: EngineResult[], machineCores: number): void {
 
 function printStreamTable(all: EngineResult[], setup: ReportSetup): void {
   const streamed = all.find((r) => r.streams);
-  if (!streamed?.streams) return;
+  const streams = streamed?.streams;
+  if (!streams) return;
   const { count, concurrency, chunks, chunkIntervalMs } = setup.streams;
   const every = (chunks * chunkIntervalMs) / concurrency;
-  console.log(`\nstreams (${count}; ${chunks} chunks ${chunkIntervalMs} ms apart; ${streamed.engine}), ms`);
+  console.log(`\nstreams (${count}; ${chunks} chunks ${chunkIntervalMs} ms apart; ${streamed?.engine}), ms`);
   console.log('| starts | measure | direct p50 | direct p99 | gateway p50 | gateway p99 | added p50 | added p99 |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   const rows = [
-    [`${concurrency} together each round`, streamed.streams],
-    [`one every ${ms(every)} ms (≈ ${concurrency} open)`, streamed.streams.paced],
+    [`${concurrency} together each round`, streams],
+    [`one every ${ms(every)} ms (≈ ${concurrency} open)`, streams.paced],
   ] as const;
   for (const [starts, { direct, gateway: through }] of rows) {
     console.log(
@@ -118,7 +119,7 @@ function printStreamTable(all: EngineResult[], setup: ReportSetup): void {
         `**${ms(through.chunkDelay.p50 - direct.chunkDelay.p50)}** | **${ms(through.chunkDelay.p99 - direct.chunkDelay.p99)}** |`,
     );
   }
-  const errors = (pick: 'direct' | 'gateway') => (streamed.streams ? streamed.streams[pick].errors + streamed.streams.paced[pick].errors : 0);
+  const errors = (pick: 'direct' | 'gateway') => streams[pick].errors + streams.paced[pick].errors;
   console.log(`stream errors: direct ${errors('direct')}, gateway ${errors('gateway')}`);
 }
 

@@ -2,49 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
+import { eventsArrived, openSse, type SseEvent } from '@platform/testkit/sse-client';
 import { type Settlement, startSettlement } from './harness.ts';
 
-interface Frame {
-  id: string;
-  event: string;
-  data: { seq?: number; kind?: string; log_size?: number };
-}
-
-/**
- * A real SSE client over fetch: collects frames until `count` have arrived, then disconnects. Gives up after
- * 30 s with what it got, so a missing event fails the test with evidence instead of running into the runner's timeout.
- */
-async function readFrames(url: string, count: number, lastEventId?: string, state: () => string = () => ''): Promise<Frame[]> {
-  const abort = new AbortController();
-  const frames: Frame[] = [];
-  const guard = setTimeout(() => abort.abort(new Error(`${frames.length} of ${count} frames after 30 s: ${JSON.stringify(frames)}; ${state()}`)), 30_000);
+/** Opens the stream with the testkit's SSE client, takes its first `count` events and disconnects. */
+async function readFrames(url: string, count: number, lastEventId: string | undefined, state: () => string): Promise<SseEvent[]> {
+  const client = await openSse(url, lastEventId ? { 'last-event-id': lastEventId } : {});
   try {
-    return await collect(url, count, lastEventId, abort, frames);
+    assert.equal(client.headers['content-type']?.split(';')[0], 'text/event-stream');
+    return await eventsArrived(client, count, { state });
   } finally {
-    clearTimeout(guard);
-    abort.abort();
+    client.close();
   }
-}
-
-async function collect(url: string, count: number, lastEventId: string | undefined, abort: AbortController, frames: Frame[]): Promise<Frame[]> {
-  const response = await fetch(url, { signal: abort.signal, headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
-  assert.equal(response.headers.get('content-type')?.split(';')[0], 'text/event-stream');
-  const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  while (frames.length < count) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end = buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const fields = Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
-      if (fields.id !== undefined) frames.push({ id: fields.id, event: fields.event ?? 'message', data: JSON.parse(fields.data ?? 'null') });
-      end = buffer.indexOf('\n\n');
-    }
-  }
-  return frames;
 }
 
 for (const engine of testEngines()) {

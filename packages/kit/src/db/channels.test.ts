@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { postgresEngine, silentLogger, testEngines } from '@platform/testkit/databases';
+import { postgresEngine, silentLogger, type TestEngine, testEngines } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
 import { sql } from 'kysely';
 import { notify, scopedChannel } from './channels.ts';
 import { openDatabase } from './open-database.ts';
 
 /** A database on a fresh schema of `engine`, with what its listener on `channel` has heard. */
-async function listening(engine: NonNullable<ReturnType<typeof postgresEngine>>, channel: string) {
+async function listening(engine: TestEngine, channel: string) {
   const fresh = await engine.fresh();
   const database = await openDatabase<unknown>({ ...fresh.options, logger: silentLogger });
   const heard: string[] = [];

@@ -59,7 +59,7 @@ async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Databas
     ...(options.pgliteExtensions ? { extensions: options.pgliteExtensions } : {}),
   });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
-  const schema = await sessionSchema((text) => pglite.query<{ schema: string | null }>(text));
+  const schema = await sessionSchema(db);
   return {
     kind: 'pglite',
     db,
@@ -94,14 +94,14 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
         oid === int8 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
     },
   };
-  const setup = new pg.Client(clientConfig);
-  await setup.connect();
-  let sessionsSchema: string;
-  try {
-    if (schema) await setup.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
-    sessionsSchema = await sessionSchema((text) => setup.query<{ schema: string | null }>(text));
-  } finally {
-    await setup.end();
+  if (schema) {
+    const setup = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    await setup.connect();
+    try {
+      await setup.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
+    } finally {
+      await setup.end();
+    }
   }
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
   // An idle client can fail (server restart); without a listener that would crash the process.
@@ -109,6 +109,11 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   pool.on('connect', prepareMarkedStatements);
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const listener = new PostgresListener(clientConfig, options.logger);
+  // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
+  const sessionsSchema = await sessionSchema(db).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
   const parsed = new URL(url);
   return {
     kind: 'postgres',
@@ -128,8 +133,10 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
  * The schema the service's sessions write to: `current_schema()`, the first one on their search_path that exists.
  * Channels are scoped by it, since it is what writers' `notify` reads in their own sessions.
  */
-async function sessionSchema(query: (text: string) => Promise<{ rows: Array<{ schema: string | null }> }>): Promise<string> {
-  const schema = (await query('select current_schema() as schema')).rows[0]?.schema;
+// biome-ignore lint/suspicious/noExplicitAny: asked of any schema.
+async function sessionSchema(db: Kysely<any>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
   if (!schema) throw new Error('no schema on the search_path exists: the service has nowhere to keep its tables');
   return schema;
 }

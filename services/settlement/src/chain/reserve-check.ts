@@ -52,18 +52,18 @@ const signed = (micros: bigint) => (micros < 0n ? `-${formatAmount(-micros)}` : 
  * alarm, which stands for good. A real disagreement does not go away; a check that agrees ends a doubt.
  */
 export class ReserveWatch {
-  #doubt: ReserveCheck | undefined;
+  #doubting = false;
   /** The alarm's text once raised. */
   alarm: string | undefined;
 
   observe(check: ReserveCheck): 'ok' | 'doubt' | 'alarm' {
     if (this.alarm !== undefined) return 'alarm';
     if (check.ok) {
-      this.#doubt = undefined;
+      this.#doubting = false;
       return 'ok';
     }
-    if (this.#doubt === undefined) {
-      this.#doubt = check;
+    if (!this.#doubting) {
+      this.#doubting = true;
       return 'doubt';
     }
     this.alarm = `supply and reserve disagree at block ${check.block}: shortfall ${check.shortfall}`;

@@ -277,6 +277,7 @@ for (const engine of testEngines()) {
       );
       assert.deepEqual(ids(client), [next]);
     });
+
     test('a heartbeat comment every heartbeatMs of the injected clock', async (t) => {
       const { open, clock } = await serve(t, { heartbeatMs: 10_000 });
       const client = await open();
