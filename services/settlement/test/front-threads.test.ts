@@ -101,21 +101,18 @@ for (const engine of ['pglite', 'postgres'] as const) {
     before(async () => {
       dataDir = await mkdtemp(join(tmpdir(), 'settlement-front-'));
       if (engine === 'postgres') database = await createTempDatabase(process.env.TEST_DATABASE_URL as string);
-      service = await startServiceProcess(
-        {
-          PORT: '0',
-          HOST: '127.0.0.1',
-          DATA_DIR: dataDir,
-          LOG_LEVEL: 'info',
-          SETTLEMENT_DEV: 'true',
-          SETTLEMENT_HTTP_THREADS: '2',
-          SETTLEMENT_SEQUENCER_KEY: sequencerSeedHex,
-          LEDGER_TOKEN: ledgerToken,
-          SETTLEMENT_RATE_WRITE: `0.001/${writeBurst}`,
-          ...(database ? { DATABASE_URL: database.url } : {}),
-        },
-        { readyTimeoutMs: 60_000 },
-      );
+      service = await startServiceProcess({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        SETTLEMENT_DEV: 'true',
+        SETTLEMENT_HTTP_THREADS: '2',
+        SETTLEMENT_SEQUENCER_KEY: sequencerSeedHex,
+        LEDGER_TOKEN: ledgerToken,
+        SETTLEMENT_RATE_WRITE: `0.001/${writeBurst}`,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+      });
       base = service.url;
       assert.match(service.output(), /"httpThreads":2/);
     });
@@ -204,10 +201,7 @@ for (const engine of ['pglite', 'postgres'] as const) {
       const otherDir = await mkdtemp(join(tmpdir(), 'settlement-front-other-'));
       try {
         await assert.rejects(
-          startServiceProcess(
-            { PORT: new URL(base).port, HOST: '127.0.0.1', DATA_DIR: otherDir, LOG_LEVEL: 'info', SETTLEMENT_HTTP_THREADS: '2' },
-            { readyTimeoutMs: 60_000 },
-          ),
+          startServiceProcess({ PORT: new URL(base).port, HOST: '127.0.0.1', DATA_DIR: otherDir, LOG_LEVEL: 'info', SETTLEMENT_HTTP_THREADS: '2' }),
           /EADDRINUSE/,
         );
       } finally {

@@ -29,7 +29,10 @@ export interface ServiceProcess {
 export interface ServiceProcessOptions {
   /** The program to run with this node; the settlement service by default. */
   entry?: string;
-  /** How long the process may take to log its URL before it is killed and the start fails. */
+  /**
+   * How long the process may take to log its URL before it is killed and the start fails: 60 s by default, since a
+   * first start deploys the development contracts and a loaded CI machine once took over 20 s for it.
+   */
   readyTimeoutMs?: number;
   /** How many output lines `output()` keeps. */
   keepLines?: number;
@@ -47,7 +50,7 @@ const inheritedSettings = /^(DATABASE_URL|NODE_ENV|PORT|HOST|DATA_DIR|LOG_LEVEL|
  */
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const entry = options.entry ?? settlementMain;
-  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const keepLines = options.keepLines ?? 200;
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!inheritedSettings.test(name)) childEnv[name] = value;
