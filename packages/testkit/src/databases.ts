@@ -1,14 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { OpenDatabaseOptions } from '@platform/kit/db/open-database';
-import { checkResponsesAgainstSchemas } from '@platform/kit/http/response-check';
 import pg from 'pg';
 import pino from 'pino';
 
 export const silentLogger = pino({ level: 'silent' });
-
-// Every service harness imports this module before it builds an app: `npm test` sets the variable so that the answers
-// the tests see are checked against the response schemas the routes declare.
-if (process.env.PLATFORM_CHECK_RESPONSES === '1') checkResponsesAgainstSchemas();
 
 /** One database engine a test runs against. */
 export interface TestEngine {

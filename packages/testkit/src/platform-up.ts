@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@platform/kit/free-port';
+import { inheritedChildEnv } from './child-env.ts';
 import { type CommandRun, platformBin, runPlatform } from './run-command.ts';
 import { createTempDatabase, type TempDatabase } from './temp-database.ts';
 
@@ -81,8 +82,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Runn
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-up-')));
   const database: TempDatabase | undefined = options.postgresAdminUrl ? await createTempDatabase(options.postgresAdminUrl, 'platform') : undefined;
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
+    ...inheritedChildEnv(),
     LOG_LEVEL: 'warn',
     DATA_DIR: dataDir,
     PORT: '0',

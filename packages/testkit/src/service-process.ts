@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inheritedChildEnv } from './child-env.ts';
 
 /** A platform service running in a process of its own, as `npx platform serve <name>` starts it. */
 export interface ServiceProcess {
@@ -42,7 +43,7 @@ export async function startServiceProcess(
   const owned = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `platform-${name}-`));
   const child = spawn(process.execPath, [cli, 'serve', name], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
+    env: { ...inheritedChildEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -6,9 +6,10 @@ let checking = false;
 
 /**
  * From now on, apps built with `createServiceApp` check each JSON answer against the response schema its route
- * declares for that status, and fail the request (500, logged) when it does not match. For tests only: the testkit
- * turns it on when PLATFORM_CHECK_RESPONSES=1, which `npm test` sets. Fastify's serialiser would otherwise hide a
- * mismatch by dropping undeclared fields or coercing types.
+ * declares for that status, and fail the request (500, logged) when it does not match. For tests only: it is also on
+ * in any process started with PLATFORM_CHECK_RESPONSES=1, which `npm test` sets and the testkit hands to the platforms
+ * and service processes it starts, so answers between real processes are checked too. Fastify's serialiser would
+ * otherwise hide a mismatch by dropping undeclared fields or coercing types.
  *
  * @example checkResponsesAgainstSchemas()
  */
@@ -18,7 +19,7 @@ export function checkResponsesAgainstSchemas(): void {
 
 /** Installs the check on an app when it is turned on; called by `createServiceApp`. */
 export function installResponseCheck(app: FastifyInstance): void {
-  if (!checking) return;
+  if (!checking && process.env.PLATFORM_CHECK_RESPONSES !== '1') return;
   const compiled = new WeakMap<object, ValidateFunction>();
   app.addHook('preSerialization', async (request, reply, payload) => {
     const responses = request.routeOptions.schema?.response as Record<string, object> | undefined;
