@@ -1,10 +1,15 @@
-import { derivedSettings, derivedValue, rootSecret } from './platform-secrets.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { userIdFromSettingOrFile } from '@platform/kit/user-id-file';
+import { daemonBearer, derivedSettings, derivedValue, rootSecret, serviceDataDir } from './platform-secrets.ts';
 
 /**
  * `platform secret <SETTING>`: prints one secret `platform up` derives (from PLATFORM_SECRET or DATA_DIR/platform.secret),
  * so a person or a script can call a service the platform started, e.g.
  * `PLATFORM_DAEMON_TOKEN=$(npx platform secret PLATFORM_DAEMON_TOKEN) npx platform delegate "…"`.
- * Only the value goes to stdout; it never creates the root (a missing root means `up` never ran with this DATA_DIR).
+ * PLATFORM_DAEMON_TOKEN is the bearer of the daemon `up` runs (its user's), never the router's root, which opens
+ * every user's daemon. Only the value goes to stdout; it never creates the root (a missing root means `up` never ran
+ * with this DATA_DIR), nor the daemon's user id.
  */
 export function secretCommand(args: readonly string[], env: Readonly<Record<string, string | undefined>>): number {
   const names = derivedSettings.map((entry) => entry.setting);
@@ -13,13 +18,19 @@ export function secretCommand(args: readonly string[], env: Readonly<Record<stri
     console.error(`platform secret: name one derived setting: ${names.join(', ')}`);
     return 2;
   }
-  let root: Buffer;
   try {
-    root = rootSecret(env, { create: false }).key;
+    const root = rootSecret(env, { create: false }).key;
+    process.stdout.write(`${setting === 'PLATFORM_DAEMON_TOKEN' ? upDaemonBearer(root, env) : derivedValue(setting, root)}\n`);
+    return 0;
   } catch (error) {
     console.error(`platform secret: ${(error as Error).message}`);
     return 1;
   }
-  process.stdout.write(`${derivedValue(setting, root)}\n`);
-  return 0;
+}
+
+function upDaemonBearer(root: Buffer, env: Readonly<Record<string, string | undefined>>): string {
+  const folder = serviceDataDir(env, 'daemon');
+  if (!env.DAEMON_USER_ID && !existsSync(join(folder, 'user-id')))
+    throw new Error(`the daemon has no user yet: ${join(folder, 'user-id')} does not exist (run platform up with this DATA_DIR first)`);
+  return daemonBearer(root, env, userIdFromSettingOrFile(env.DAEMON_USER_ID ?? '', folder));
 }
