@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { hkdfSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { daemonOwnerTokens, memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
-import { runPlatform } from '@platform/testkit/run-command';
+import { platformBin, runPlatform } from '@platform/testkit/run-command';
 import { daemonUserSecrets, derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
 
 describe('platform up: secrets derived from one root', () => {
@@ -141,6 +142,25 @@ describe('platform up: secrets derived from one root', () => {
     assert.equal(printed.stdout, `${bearer}\n`);
     assert.equal(bearer, daemonTokenFor(derivedValue('PLATFORM_DAEMON_TOKEN', rootKey) as string)(userId as string));
     assert.ok(!printed.stdout.includes(derivedValue('PLATFORM_DAEMON_TOKEN', rootKey) as string), 'not the root');
+  });
+
+  test('deploy/make-env.sh writes each deployed service exactly the derived settings `up` gives it, owner-only', async () => {
+    const out = join(dir, 'deploy-env');
+    const secret = 'r'.repeat(32);
+    const script = join(import.meta.dirname, '..', '..', 'deploy', 'make-env.sh');
+    const env = { PLATFORM_SECRET: secret, OUT_DIR: out, PLATFORM_COMMAND: `${process.execPath} ${platformBin}` };
+    const run = spawnSync('sh', [script], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const key = rootSecret({ PLATFORM_SECRET: secret }).key;
+    // Every service that receives a derived setting, but the daemons (the router hands them theirs) and development's identity provider.
+    const deployed = [...new Set(derivedSettings.flatMap((entry) => entry.services))].filter((service) => !['daemon', 'identity'].includes(service));
+    assert.deepEqual(readdirSync(out).sort(), deployed.map((service) => `${service}.env`).sort());
+    for (const service of deployed) {
+      const file = join(out, `${service}.env`);
+      assert.equal(statSync(file).mode & 0o777, 0o600, file);
+      const expected = derivedSettings.filter((entry) => entry.services.includes(service)).map(({ setting }) => `${setting}=${derivedValue(setting, key)}`);
+      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), expected, service);
+    }
   });
 
   test("the contract engine's wallet key is derived for a new folder, and an older folder keeps its own key file", () => {
