@@ -2,6 +2,8 @@ import { Agent, createServer, type IncomingMessage, request, type ServerResponse
 import type { AddressInfo } from 'node:net';
 import type { StartedService } from '@platform/kit/lifecycle';
 
+const maxBodyBytes = 16 * 1024 * 1024;
+
 /**
  * One address in front of a scaled service's instances under `up --instances`, as deploy/Caddyfile is in production:
  * every other service is wired to it, so when an instance dies (settlement's sequencer, a scheduler) they reach the
@@ -14,9 +16,15 @@ export async function startInstanceFront(name: string, instances: readonly Start
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   let preferred = 0;
   const server = createServer((incoming, outgoing) => {
+    // Held whole so that it can go to another instance; far above any service's own body limit.
     const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    incoming.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBodyBytes) chunks.push(chunk);
+    });
     incoming.on('end', () => {
+      if (size > maxBodyBytes) return refuse(outgoing, 413, 'payload_too_large', `request body over ${maxBodyBytes} bytes`);
       const order = instances.map((_, index) => (preferred + index) % instances.length);
       relay(incoming, Buffer.concat(chunks), outgoing, order, (index) => {
         preferred = index;
@@ -26,7 +34,7 @@ export async function startInstanceFront(name: string, instances: readonly Start
 
   const relay = (incoming: IncomingMessage, body: Buffer, outgoing: ServerResponse, order: number[], answered: (index: number) => void) => {
     const [index, ...rest] = order;
-    if (index === undefined) return unavailable(outgoing, `no ${name} instance answered`);
+    if (index === undefined) return refuse(outgoing, 503, 'unavailable', `no ${name} instance answered`);
     const target = new URL(incoming.url ?? '/', (instances[index] as StartedService).url);
     const upstream = request(target, { method: incoming.method, headers: { ...incoming.headers, host: target.host }, agent }, (answer) => {
       if (answer.statusCode === 503 && rest.length > 0) {
@@ -43,7 +51,7 @@ export async function startInstanceFront(name: string, instances: readonly Start
       const neverReached = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket);
       if (outgoing.headersSent) return void outgoing.destroy();
       if (neverReached) return relay(incoming, body, outgoing, rest, answered);
-      unavailable(outgoing, `${name} instance failed: ${error.code ?? error.message}`);
+      refuse(outgoing, 503, 'unavailable', `${name} instance failed: ${error.code ?? error.message}`);
     });
     upstream.end(body);
   };
@@ -63,9 +71,9 @@ export async function startInstanceFront(name: string, instances: readonly Start
   };
 }
 
-/** The kit's failure envelope: what the instances would have answered had one been there. */
-function unavailable(outgoing: ServerResponse, message: string): void {
+/** The kit's failure envelope, as the instances would have answered. */
+function refuse(outgoing: ServerResponse, status: 413 | 503, code: string, message: string): void {
   outgoing
-    .writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' })
-    .end(JSON.stringify({ ok: false, error: { code: 'unavailable', message, retryable: true } }));
+    .writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 503 ? { 'retry-after': '1' } : {}) })
+    .end(JSON.stringify({ ok: false, error: { code, message, retryable: status === 503 } }));
 }
