@@ -3,6 +3,7 @@ import { spawnBound } from '@platform/kit/bound-children';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { startInstanceFront } from './instance-front.ts';
 
 /**
  * The services `up --instances` may run several of, on one PostgreSQL database: the scheduler's instances share the
@@ -52,8 +53,8 @@ export async function startInstance(name: string, instance: number, env: Env): P
   const childEnv = Object.fromEntries(Object.entries({ ...env, PORT: String(port) }).filter((entry): entry is [string, string] => entry[1] !== undefined));
   const child = spawnBound(process.execPath, [platformBin, 'serve', name], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  // The first keeps the service's name: the services wired to it find it by that name.
-  const label = instance === 1 ? name : `${name}-${instance}`;
+  // The service's own name is its front's (startInstanceFront), which the services wired to it find it by.
+  const label = `${name}-${instance}`;
   for (;;) {
     const ready = await fetch(`${url}/healthz`)
       .then((answer) => answer.ok)
@@ -75,7 +76,10 @@ export async function startInstance(name: string, instance: number, env: Env): P
   return service;
 }
 
-/** Every instance of a scaled service: the first alone (it creates the shared keys, deploys), then the others at once. */
+/**
+ * Every instance of a scaled service: the first alone (it creates the shared keys, deploys), then the others at once;
+ * then the one address in front of them that the other services are wired to.
+ */
 export async function startInstances(name: string, count: number, env: Env, started: StartedService[]): Promise<StartedService> {
   const first = await startInstance(name, 1, env);
   started.push(first);
@@ -83,5 +87,7 @@ export async function startInstances(name: string, count: number, env: Env, star
   for (const other of others) if (other.status === 'fulfilled') started.push(other.value);
   const failed = others.find((other) => other.status === 'rejected');
   if (failed) throw failed.reason;
-  return first;
+  const front = await startInstanceFront(name, [first, ...others.map((other) => (other as PromiseFulfilledResult<StartedService>).value)]);
+  started.push(front);
+  return front;
 }

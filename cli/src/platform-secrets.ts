@@ -1,6 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { daemonOwnerTokenMinter, daemonOwnerTokens } from '@platform/kit/auth/owner-token';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
@@ -47,19 +48,16 @@ export const derivedSettings: readonly DerivedSetting[] = [
   // only. A daemon's stdio proxy child gets its user's token through the daemon (DAEMON_MCP_SERVERS env_pass).
   { setting: 'PLATFORM_CONNECTOR_TOKEN', label: 'connector/transport', services: ['connector', 'router'] },
   { setting: 'CONNECTOR_AGENT_AUTH_SECRET', label: 'connector/principal', services: ['connector'] },
-  // The router derives each user's daemon bearer from this root; the daemon `up` runs itself gets it as its bearer.
   // The development identity provider's confidential client (`platform token` derives it too) and its cookie keys.
   { setting: 'IDENTITY_CLIENT_SECRET', label: 'identity/client', services: ['identity'] },
   { setting: 'IDENTITY_COOKIE_KEY', label: 'identity/cookies', services: ['identity'] },
-  { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['daemon', 'router'] },
+  // The root of every daemon's bearer (with it, any user's daemon): the router only. The daemon `up` runs itself gets
+  // its user's bearer derived from it as the router derives one (daemonUserSecrets), and so does `platform secret`.
+  { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['router'] },
   // Mounts the router's admin routes (internal listener); `up` uses it too, to give the development user an invite.
   { setting: 'ROUTER_ADMIN_TOKEN', label: 'router/admin', services: ['router'] },
 ];
 
-/**
- * Secrets of `up`'s development identity provider (dev-identity/), which is no service and takes no setting: the
- * secret of its one client (`platform token` derives it too) and the key of its cookies.
- */
 /**
  * The root secret's bytes and where they came from (safe to print: a setting's name or a file's path). `create:
  * false` reads an existing root only (a reader must not mint a root the running platform does not use).
@@ -80,6 +78,11 @@ export function rootSecret(env: Env, options: { create?: boolean } = {}): { key:
 /** The parent of every service's folder under `up`. */
 export function platformDataDir(env: Env): string {
   return env.DATA_DIR || '.data';
+}
+
+/** One service's folder under `up`: `<SERVICE>_DATA_DIR`, else `<DATA_DIR>/<service>`. */
+export function serviceDataDir(env: Env, service: string): string {
+  return env[`${service.toUpperCase()}_DATA_DIR`] || join(platformDataDir(env), service);
 }
 
 /** One derived secret: 32 bytes of HKDF-SHA256 under `label`, base64url. */
@@ -104,15 +107,21 @@ export function secretsFor(service: string, root: Buffer, env: Env, serviceDataD
 
 /**
  * What the daemon `up` runs itself gets for its one user: DAEMON_USER_ID (the setting, or the id in its folder,
- * generated there the first time, as the daemon itself would) and that user's owner token for each service that
- * scopes by owner (kit `daemonOwnerTokens`: memory, contract engine, ...), minted from that service's root (the
- * environment's setting, or the derived one). They replace any such setting the environment holds: under `up` that
- * is the service's root, which no daemon may hold.
+ * generated there the first time, as the daemon itself would), its bearer (derived from the router's root as the
+ * router derives each daemon's) and that user's owner token for each service that scopes by owner (kit
+ * `daemonOwnerTokens`: memory, contract engine, ...), minted from that service's root (the environment's setting, or
+ * the derived one). They replace any such setting the environment holds: under `up` that is a root, which no daemon
+ * may hold.
  */
 export function daemonUserSecrets(root: Buffer, env: Env, daemonDataDir: string): Record<string, string> {
   const userId = userIdFromSettingOrFile(env.DAEMON_USER_ID ?? '', daemonDataDir);
   const roots = Object.fromEntries(daemonOwnerTokens.map(({ setting }) => [setting, env[setting] || derivedValue(setting, root)]));
-  return { DAEMON_USER_ID: userId, ...daemonOwnerTokenMinter(roots)(userId) };
+  return { DAEMON_USER_ID: userId, PLATFORM_DAEMON_TOKEN: daemonBearer(root, env, userId), ...daemonOwnerTokenMinter(roots)(userId) };
+}
+
+/** One user's daemon bearer under `up`: from PLATFORM_DAEMON_TOKEN (the router's root) if set, else the derived root. */
+export function daemonBearer(root: Buffer, env: Env, userId: string): string {
+  return daemonTokenFor(env.PLATFORM_DAEMON_TOKEN || (derivedValue('PLATFORM_DAEMON_TOKEN', root) as string))(userId);
 }
 
 /** The value of one derived setting (for `platform secret <SETTING>`); undefined for a name that is not derived. */

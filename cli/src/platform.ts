@@ -21,7 +21,8 @@ Commands:
                    print the answer [--url <daemon url>] [--timeout <seconds>]
   journal verify <folder>  check a daemon's signed intent journals offline [--public-key <hex>]
   secret <SETTING>  print a secret \`up\` derives from its root (PLATFORM_SECRET or DATA_DIR/platform.secret),
-                   e.g. PLATFORM_DAEMON_TOKEN
+                   e.g. PLATFORM_DAEMON_TOKEN (the bearer of the daemon \`up\` runs, never the router's root);
+                   --for <service>: SETTING=value lines of all a service receives (deploy/make-env.sh)
   token            print a fresh token (an hour) of the development user for the router, from the identity provider
                    \`up\` runs in development (DATA_DIR as for \`up\`)
   agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show

@@ -6,7 +6,7 @@ import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
 import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
 import { checkInstancesSettings, startInstances } from './instances.ts';
-import { daemonUserSecrets, rootSecret, secretsFor } from './platform-secrets.ts';
+import { daemonUserSecrets, rootSecret, secretsFor, serviceDataDir } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
 
@@ -90,7 +90,7 @@ async function startAll(env: Env, root: Buffer, stopRequested: () => boolean, in
             entry.name,
             needed.filter((service): service is StartedService => service !== undefined && service !== skipped),
           );
-          const dataDir = own.DATA_DIR ?? join('.data', entry.name);
+          const dataDir = serviceDataDir(env, entry.name);
           const secrets = secretsFor(entry.name, root, env, dataDir);
           // The daemon started here is one user's: it gets that user's memory token, never the memory server's root.
           if (entry.name === 'daemon') Object.assign(secrets, daemonUserSecrets(root, env, dataDir));

@@ -12,7 +12,7 @@ import { json, startWorld, stepResult, type World } from './e2e-world.ts';
  * Issue 16's end-to-end flows: `platform up` as a child process (real processes, real HTTP, the daemons the router
  * starts), a scripted model behind the real gateway, the development user talking to the router with their token and
  * approving each gate, a second user with the agent CLI. One platform per engine runs every flow in order; each flow
- * builds on the balances the one before left (see cli/README.md, End-to-end flows).
+ * builds on the balances the one before left (see the root README.md, End-to-end flows).
  */
 
 const engines: { name: string; postgresAdminUrl?: string }[] = [

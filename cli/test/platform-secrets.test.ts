@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { hkdfSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { daemonOwnerTokens, memoryOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
+import { platformBin, runPlatform } from '@platform/testkit/run-command';
 import { daemonUserSecrets, derivedSettings, derivedValue, rootSecret, secretsFor } from '../src/platform-secrets.ts';
 
 describe('platform up: secrets derived from one root', () => {
@@ -106,6 +109,57 @@ describe('platform up: secrets derived from one root', () => {
       for (const value of Object.values(daemon)) assert.notEqual(value, serviceRoot, `no root ${setting} in the daemon's settings`);
       const operator = daemonUserSecrets(root, { ...env, [setting]: 'operator-root' }, folder);
       assert.deepEqual(new OwnerTokens('operator-root', scheme).verify(operator[setting] ?? ''), { ok: true, owner: 'user-a' }, 'minted from the set root');
+    }
+  });
+
+  test('the root of every daemon’s bearer goes to the router only; the daemon `up` runs gets its own user’s bearer, derived as the router derives it', () => {
+    const daemonRoot = derivedValue('PLATFORM_DAEMON_TOKEN', root) as string;
+    assert.equal(secretsFor('router', root, {}, join(dir, 'router')).PLATFORM_DAEMON_TOKEN, daemonRoot);
+    const folder = join(dir, 'daemon-bearer');
+    assert.equal(secretsFor('daemon', root, {}, folder).PLATFORM_DAEMON_TOKEN, undefined);
+    const own = daemonUserSecrets(root, { DAEMON_USER_ID: 'user-a' }, folder);
+    assert.equal(own.PLATFORM_DAEMON_TOKEN, daemonTokenFor(daemonRoot)('user-a'), 'the bearer the router would give user-a’s daemon');
+    assert.notEqual(own.PLATFORM_DAEMON_TOKEN, daemonRoot);
+    assert.notEqual(
+      daemonUserSecrets(root, { DAEMON_USER_ID: 'user-b' }, folder).PLATFORM_DAEMON_TOKEN,
+      own.PLATFORM_DAEMON_TOKEN,
+      'one user’s bearer opens no other daemon',
+    );
+    const operator = daemonUserSecrets(root, { DAEMON_USER_ID: 'user-a', PLATFORM_DAEMON_TOKEN: 'operator-daemon-root' }, folder);
+    assert.equal(operator.PLATFORM_DAEMON_TOKEN, daemonTokenFor('operator-daemon-root')('user-a'), 'a root in the environment is the router’s: minted from');
+  });
+
+  test('platform secret PLATFORM_DAEMON_TOKEN prints the bearer of the daemon `up` runs, never the root; with no daemon user yet it creates none', async () => {
+    const dataDir = join(dir, 'secret-command');
+    const rootKey = rootSecret({ DATA_DIR: dataDir }).key;
+    const none = await runPlatform(['secret', 'PLATFORM_DAEMON_TOKEN'], { env: { DATA_DIR: dataDir } });
+    assert.deepEqual([none.code, none.stdout], [1, '']);
+    assert.match(none.stderr, /the daemon has no user yet/);
+    assert.equal(existsSync(join(dataDir, 'daemon', 'user-id')), false);
+    const { DAEMON_USER_ID: userId, PLATFORM_DAEMON_TOKEN: bearer } = daemonUserSecrets(rootKey, {}, join(dataDir, 'daemon'));
+    const printed = await runPlatform(['secret', 'PLATFORM_DAEMON_TOKEN'], { env: { DATA_DIR: dataDir } });
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout, `${bearer}\n`);
+    assert.equal(bearer, daemonTokenFor(derivedValue('PLATFORM_DAEMON_TOKEN', rootKey) as string)(userId as string));
+    assert.ok(!printed.stdout.includes(derivedValue('PLATFORM_DAEMON_TOKEN', rootKey) as string), 'not the root');
+  });
+
+  test('deploy/make-env.sh writes each deployed service exactly the derived settings `up` gives it, owner-only', async () => {
+    const out = join(dir, 'deploy-env');
+    const secret = 'r'.repeat(32);
+    const script = join(import.meta.dirname, '..', '..', 'deploy', 'make-env.sh');
+    const env = { PLATFORM_SECRET: secret, OUT_DIR: out, PLATFORM_COMMAND: `${process.execPath} ${platformBin}` };
+    const run = spawnSync('sh', [script], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const key = rootSecret({ PLATFORM_SECRET: secret }).key;
+    // Every service that receives a derived setting, but the daemons (the router hands them theirs) and development's identity provider.
+    const deployed = [...new Set(derivedSettings.flatMap((entry) => entry.services))].filter((service) => !['daemon', 'identity'].includes(service));
+    assert.deepEqual(readdirSync(out).sort(), deployed.map((service) => `${service}.env`).sort());
+    for (const service of deployed) {
+      const file = join(out, `${service}.env`);
+      assert.equal(statSync(file).mode & 0o777, 0o600, file);
+      const expected = derivedSettings.filter((entry) => entry.services.includes(service)).map(({ setting }) => `${setting}=${derivedValue(setting, key)}`);
+      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), expected, service);
     }
   });
 

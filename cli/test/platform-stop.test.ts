@@ -7,6 +7,7 @@ import { freePort } from '@platform/kit/free-port';
 import { pollUntil } from '@platform/testkit/eventually';
 import { alive, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { json } from './agent-cli-harness.ts';
+import { assertDaemonHoldsItsUsersBearer, assertNoModelProviderIsNamed, assertProtectedRoutesRefuse } from './platform-up-checks.ts';
 
 /*
  * Issue 16: Ctrl-C stops everything, children included, with no orphan and no lost write; a crash of `up` leaves no
@@ -45,7 +46,7 @@ async function startChildren(platform: RunningPlatform): Promise<void> {
 }
 
 /** What a first start must show (the root README's table): every service up, wired, secure by default. */
-async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: string): Promise<void> {
+async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: string, routerInternal: string): Promise<void> {
   for (const name of ['scheduler', 'settlement', 'marketplace', 'gateway', 'contracts', 'memory', 'connector']) {
     const { url, data } = platform.services.get(name) ?? { url: '', data: '' };
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -67,14 +68,18 @@ async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: str
   // The daemon keeps files, not a database, and is wired to the services started before it.
   const daemonUrl = platform.url('daemon');
   assert.equal(platform.services.get('daemon')?.data, `files in ${join(dataDir, 'daemon')}`);
-  // Secure by default: the daemon answers only its bearer, derived from the root secret `up` generated.
-  assert.equal((await fetch(`${daemonUrl}/me`)).status, 401);
-  // The lines printed to paste: through the router, with the development user's token (dev-identity-up.test.ts uses them).
+  // Secure by default: every service refuses a protected route without its credentials, the daemon included, which
+  // answers only its own user's bearer, derived from the root secret `up` generated.
+  await assertProtectedRoutesRefuse(platform, routerInternal);
+  const daemonBearer = await assertDaemonHoldsItsUsersBearer(platform);
+  // The lines printed to paste: through the router, with the development user's token (run below as printed).
   const { stdout, stderr } = platform.output();
   assert.ok(stdout.includes(`DAEMON_URL=${platform.url('router')} PLATFORM_DAEMON_TOKEN=$(DATA_DIR=${dataDir} npx platform token)`), stdout);
   assert.doesNotMatch(stdout, /^\s+router\s+no identity provider/m, 'the development identity provider configures the router');
   assert.match(stdout, /^\s+gateway\s+no model provider: set GATEWAY_UPSTREAM_URL/m, 'the table says the gateway has no provider');
-  const bearer = { authorization: `Bearer ${await platform.secret('PLATFORM_DAEMON_TOKEN')}` };
+  // No upstream behind the gateway: chat and the pasted delegate say so at once, naming the setting.
+  await assertNoModelProviderIsNamed(platform, daemonBearer);
+  const bearer = { authorization: `Bearer ${daemonBearer}` };
   const me = (await (await fetch(`${daemonUrl}/me`, { headers: bearer })).json()) as { data: { services: Record<string, { url: string } | null> } };
   for (const name of ['gateway', 'memory', 'contracts', 'scheduler', 'settlement'])
     assert.match(me.data.services[name]?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+/, name);
@@ -96,11 +101,12 @@ const expectedKinds = ['anvil', 'daemon', 'mcp proxy', 'watcher'];
 test('a first start as documented; Ctrl-C to up’s process group: exit 0, no process left, no error logged; every acknowledged write there after a restart; then up killed hard (SIGKILL): its children stop on their own within seconds', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-stop-'));
   const home = await mkdtemp(join(tmpdir(), 'platform-stop-home-'));
-  // The same chain port on both starts, as with the default 8545.
-  const env = { CONTRACTS_LOCAL_RPC_URL: `http://127.0.0.1:${await freePort()}` };
+  // The same chain port on both starts, as with the default 8545; the router's internal listener where the test knows it.
+  const routerInternal = `127.0.0.1:${await freePort()}`;
+  const env = { CONTRACTS_LOCAL_RPC_URL: `http://127.0.0.1:${await freePort()}`, ROUTER_INTERNAL_ADDR: routerInternal };
   let platform = await startPlatform({ dataDir, env });
   try {
-    await assertStartedAsDocumented(platform, dataDir);
+    await assertStartedAsDocumented(platform, dataDir, `http://${routerInternal}`);
     const agent = async (args: readonly string[], file = 'bob.json') => {
       const run = await platform.run(args, {
         HOME: home,

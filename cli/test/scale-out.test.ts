@@ -37,10 +37,10 @@ test('--instances on embedded PGlite is refused with one line naming DATABASE_UR
   }
 });
 
-/** The table's rows of one service's instances: `settlement`, `settlement-2`, … with each one's pid. */
+/** The table's rows of one service's instances: `settlement-1`, `settlement-2`, … with each one's pid (`settlement` is their front). */
 function instances(platform: RunningPlatform, name: string): { name: string; url: string; pid: number }[] {
   return [...platform.services.values()]
-    .filter((service) => service.name === name || service.name.startsWith(`${name}-`))
+    .filter((service) => service.name.startsWith(`${name}-`))
     .map((service) => ({ name: service.name, url: service.url, pid: Number(/pid (\d+)/.exec(service.data)?.[1]) }));
 }
 
@@ -132,9 +132,18 @@ test('three schedulers and two settlements on one PostgreSQL', { skip }, async (
     for (let index = 0; index < 5; index++) acknowledged.push((await onSequencer.pay({ to: payee.did, amount: '1' })).seq);
     process.kill(sequencer.pid, 'SIGKILL');
     await pollUntil(async () => (await role(standby.url).catch(() => 'down')) === 'sequencer', 'the standby takes over', { timeoutMs: 60_000 });
-    const onStandby = new SettlementClient({ baseUrl: standby.url, transportToken: ledgerToken, key: payer });
-    acknowledged.push((await onStandby.pay({ to: payee.did, amount: '1' })).seq);
-    assert.equal((await onStandby.balance()).balance, '4.000000');
+    // Every service `up` wired to settlement calls the table's `settlement`, the front of its instances, which moves
+    // on from the dead one: a pay there lands on the new sequencer, and the daemon and the router read through it.
+    assert.equal(platform.services.get('settlement')?.data, 'forwards to settlement-1, settlement-2');
+    const onFront = new SettlementClient({ baseUrl: platform.url('settlement'), transportToken: ledgerToken, key: payer });
+    acknowledged.push((await onFront.pay({ to: payee.did, amount: '1' })).seq);
+    assert.equal((await onFront.balance()).balance, '4.000000');
+    const daemonAccount = await fetch(`${platform.url('daemon')}/account`, {
+      headers: { authorization: `Bearer ${await platform.secret('PLATFORM_DAEMON_TOKEN')}` },
+    });
+    assert.equal(daemonAccount.status, 200, await daemonAccount.text());
+    const routed = await fetch(`${platform.url('router')}/ledger/v1/info`, { headers: { authorization: `Bearer ${await platform.token()}` } });
+    assert.equal(((await routed.json()) as { data: { role: string } }).data.role, 'sequencer', 'the router’s ledger passthrough reaches the new sequencer');
     for (const seq of acknowledged) assert.equal((await fetch(`${standby.url}/v1/receipt/${seq}`)).status, 200, `receipt ${seq}`);
     // The new sequencer's chain loop checks the reserve against the ledger on its own tick: until its first check
     // since the takeover, `fully_reserved` is false for want of a check, not for a shortfall (which raises `alarm`).

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { freePort } from '@platform/kit/free-port';
 import { benchPreamble } from '@platform/testkit/bench-machine';
 import { httpCall } from '@platform/testkit/http-call';
 import { startServiceProcess } from '@platform/testkit/service-process';
 import { p50 } from '@platform/testkit/stats';
 import { OAuth2Server } from 'oauth2-mock-server';
-import { daemonTokenFor } from '../src/compose.ts';
 import { startLoad } from './load-process.ts';
 import { startPeerProxies } from './peer-proxies.ts';
 

@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { daemonOwnerTokenMinter } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
@@ -33,11 +33,6 @@ export interface ComposedRouter {
   reaper: IdleReaper;
   /** Stops the reaper and (when configured) the daemons, closes sockets and the notification listener. */
   release(): Promise<void>;
-}
-
-/** Each daemon's bearer: an HMAC of the root and the user id, so one user's daemon token opens no other daemon. */
-export function daemonTokenFor(root: string) {
-  return (userId: string) => createHmac('sha256', root).update(`platform-daemon-token:${userId}`).digest('base64url');
 }
 
 /**
