@@ -1,15 +1,17 @@
-/** One bar: its label under the axis and its value (a number the chart scales; the title says it in words). */
+/** One bar: its label under the axis, its value (a number the chart scales), the value as a person reads it, and both in words. */
 export interface Bar {
   label: string;
   value: number;
+  text: string;
   title: string;
 }
 
 /**
  * A bar chart in plain SVG, with a text alternative: the figure is described for screen readers by its caption and a
- * table of the same numbers, and each bar carries its value as a tooltip.
+ * table of the same numbers (in a `<details>`, so keyboard users who cannot hover a bar read them too), and each bar
+ * carries its value as a tooltip.
  */
-export function BarChart(props: { bars: Bar[]; caption: string; unit: string }) {
+export function BarChart(props: { bars: Bar[]; caption: string; unit: string; labelHeading: string }) {
   const { bars, caption, unit } = props;
   const width = 600;
   const height = 180;
@@ -47,6 +49,30 @@ export function BarChart(props: { bars: Bar[]; caption: string; unit: string }) 
       <figcaption class="muted">
         {caption} ({unit})
       </figcaption>
+      {bars.length > 0 && (
+        <details class="chart-numbers">
+          <summary>The numbers</summary>
+          <table data-testid="chart-numbers">
+            <caption class="visually-hidden">{caption}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{props.labelHeading}</th>
+                <th scope="col" class="num">
+                  {unit}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {bars.map((bar) => (
+                <tr key={bar.label}>
+                  <th scope="row">{bar.label}</th>
+                  <td class="num">{bar.text}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
     </figure>
   );
 }
