@@ -471,6 +471,7 @@ describe('the console in a browser', () => {
     await page.keyboard.press('Tab');
     const skip = page.getByRole('link', { name: 'Skip to the main content' });
     assert.ok(await focusShown(skip), 'the first Tab stop is the skip link, its focus shown');
+    await screenshot(page, '17a-skip-link-desktop');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Tab');
     const composer = page.getByLabel('Message to your agent');
@@ -507,5 +508,9 @@ describe('the console in a browser', () => {
     await intent.locator('li.step.denied').waitFor();
     assert.match((await intent.locator('li.step.skipped').textContent()) ?? '', /was not approved/);
     await screenshotBoth(page, '19-gate-denied');
+    // The dark scheme, for the reader to look at (its contrast is checked by colour-contrast.test.ts).
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshotBoth(page, '20-gate-denied-dark');
+    await page.emulateMedia({ colorScheme: null });
   });
 });

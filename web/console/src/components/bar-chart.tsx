@@ -17,12 +17,19 @@ export function BarChart(props: { bars: Bar[]; caption: string; unit: string; la
   const height = 180;
   const pad = { left: 8, right: 8, top: 10, bottom: 24 };
   const max = Math.max(...bars.map((bar) => bar.value), 0);
-  // A few bars stay bar-shaped rather than filling the width.
+  // A few bars stay bar-shaped rather than filling the width. On a wide column the SVG is held by its max-height and
+  // drawn from the left (`xMinYMax`), in line with its caption and table, not floating in the middle.
   const slot = bars.length === 0 ? 0 : Math.min(60, (width - pad.left - pad.right) / bars.length);
   const scale = (value: number) => (max === 0 ? 0 : (value / max) * (height - pad.top - pad.bottom));
   return (
     <figure class="chart-figure">
-      <svg class="chart" viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${caption}: ${bars.map((bar) => bar.title).join('; ') || 'no data yet'}`}>
+      <svg
+        class="chart"
+        viewBox={`0 0 ${width} ${height}`}
+        preserveAspectRatio="xMinYMax meet"
+        role="img"
+        aria-label={`${caption}: ${bars.map((bar) => bar.title).join('; ') || 'no data yet'}`}
+      >
         <line class="axis" x1={pad.left} x2={width - pad.right} y1={height - pad.bottom} y2={height - pad.bottom} />
         {bars.map((bar, index) => {
           const h = scale(bar.value);
