@@ -1,8 +1,7 @@
 import { createInterface } from 'node:readline';
 import { DaemonClient } from '@platform/client/daemon-client';
 import { type Approver, DelegationError, delegate } from '@platform/client/delegate';
-
-const denials = new Set(['n', 'no', 'deny', 'denied', 'reject', 'cancel']);
+import { defaultGateOptions, isDenial } from '@platform/client/gate-options';
 
 /** Asks the person at each gate on the terminal (or reads answers line by line from a pipe). */
 function terminalApprover(): { approver: Approver; close: () => void } {
@@ -26,12 +25,12 @@ function terminalApprover(): { approver: Approver; close: () => void } {
         ? Promise.resolve(undefined)
         : new Promise<string | undefined>((resolve) => waiting.push(resolve));
   const approver: Approver = async (gate) => {
-    const options = gate.options.length > 0 ? gate.options : ['yes', 'no'];
+    const options = gate.options.length > 0 ? gate.options : defaultGateOptions;
     process.stderr.write(`\n? ${gate.question}\n${options.map((option, index) => `  ${index + 1}) ${option}`).join('\n')}\n> `);
     const line = (await readLine())?.trim() ?? '';
     const picked = /^\d+$/.test(line) ? options[Number(line) - 1] : line;
     // No answer (end of input) is a denial: nothing happens without a person saying yes.
-    if (picked === undefined || picked === '' || denials.has(picked.toLowerCase())) return { approved: false, answer: picked ?? '' };
+    if (picked === undefined || picked === '' || isDenial(picked)) return { approved: false, answer: picked ?? '' };
     return { approved: true, answer: picked };
   };
   return { approver, close: () => lines.close() };

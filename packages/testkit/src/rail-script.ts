@@ -46,17 +46,23 @@ export function gatedPlan(question = 'Go ahead?', options = ['yes', 'no']) {
 
 /**
  * Answers each stage of the rail from a table: the compile answer, the plans in turn (the last one repeats), the chat
- * turn, and the executor's text for a step (`step answer for: …`) and for the final answer.
+ * turn, and the executor's text for a step (`step answer for: …`) and for the final answer (a text, or one written
+ * from the request: the steps' results, a gate's answer among them).
  *
  * @example model.setScript(railScript({ plans: [{ steps: [modelStep('think', 'Think')] }], answer: 'Done.' }))
  */
-export function railScript(stages: { compile?: unknown; plans?: unknown[]; chat?: (request: ModelRequest) => unknown; answer?: string }): ModelScript {
+export function railScript(stages: {
+  compile?: unknown;
+  plans?: unknown[];
+  chat?: (request: ModelRequest) => unknown;
+  answer?: string | ((request: ModelRequest) => string);
+}): ModelScript {
   let plan = 0;
   return (request) => {
     if (request.schemaName === 'compiled_intent') return (stages.compile ?? compiled('do the thing')) as Record<string, unknown>;
     if (request.schemaName === 'plan') return (stages.plans?.[Math.min(plan++, (stages.plans?.length ?? 1) - 1)] ?? { steps: [] }) as Record<string, unknown>;
     if (request.schemaName === 'chat_turn') return (stages.chat?.(request) ?? { reply: 'Hello!', task: null, remember: [] }) as Record<string, unknown>;
     if (request.system.includes('doing one step')) return `step answer for: ${request.user.split('\n')[0]}`;
-    return stages.answer ?? 'All done.';
+    return typeof stages.answer === 'function' ? stages.answer(request) : (stages.answer ?? 'All done.');
   };
 }

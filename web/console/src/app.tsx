@@ -81,6 +81,19 @@ export function App() {
   const Current = views.find((entry) => entry.id === view)?.View ?? ChatView;
   return (
     <div class="shell">
+      {/* A link, as a skip link is expected to be, that focuses the main region rather than following `#main`: the
+          address's hash names the view, which `#main` would replace. */}
+      {/* biome-ignore lint/a11y/useValidAnchor: the hash is the view's route, so the jump is made by focusing */}
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to the main content
+      </a>
       <header class="top">
         <span class="brand">Console</span>
         <nav aria-label="Views">

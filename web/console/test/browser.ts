@@ -1,11 +1,23 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
-/** Debian's Chromium (`apt-get install chromium`); never a browser playwright downloads. */
-export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * Debian's Chromium (`apt-get install chromium`), never a browser playwright downloads: `CHROMIUM_PATH` when set (an
+ * explicit choice wins), else `chromium` on the PATH, else where Debian puts it.
+ */
+export const chromiumPath = process.env.CHROMIUM_PATH || chromiumOnPath() || '/usr/bin/chromium';
+
+function chromiumOnPath(): string | undefined {
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
 export const screenshotDir = join(import.meta.dirname, 'screenshots');
 
 export const desktop = { width: 1280, height: 800 };

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { SettlementClient } from '@platform/client/settlement-client';
+import { parseAmount } from '@platform/kit/money';
 import { pollUntil } from '@platform/testkit/eventually';
 import { publishListing, startTranslator } from '@platform/testkit/marketplace-listing';
 import { startNetworkLink } from '@platform/testkit/network-link';
 import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { compiled, gatedPlan, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { launchBrowser, screenshot, screenshotBoth } from './browser.ts';
 
 /*
@@ -18,6 +19,7 @@ import { launchBrowser, screenshot, screenshotBoth } from './browser.ts';
  */
 
 const question = 'Book the train to Lyon?';
+const trainQuestion = 'Which train to Lyon?';
 const chatScript = railScript({
   compile: compiled('book the train to Lyon'),
   plans: [gatedPlan(question, ['yes', 'no'])],
@@ -53,6 +55,37 @@ async function asUser(method: string, path: string, body?: unknown) {
 /** How many transcript entries show exactly this text. */
 const entriesWith = (text: string) =>
   page.locator('[data-testid="transcript"] li p', { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) });
+
+/** Micro-units of an amount the page shows (it writes 2 to 6 places). */
+function micros(text: string | null): bigint {
+  const parsed = parseAmount(text?.trim(), { allowZero: true });
+  assert.ok(parsed.ok, `an amount: ${text}`);
+  return parsed.micros;
+}
+
+/** A proof (hex hashes) with one bit changed, or one hash more when it is empty: what a lying server could send. */
+function changedProof(proof: string[]): string[] {
+  const [first, ...rest] = proof;
+  if (first === undefined) return ['00'.repeat(32)];
+  return [`${first.slice(0, -1)}${first.endsWith('0') ? '1' : '0'}`, ...rest];
+}
+
+/** Whether `locator` has the keyboard focus and draws a visible outline for it (`:focus-visible`). */
+async function focusShown(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => {
+    const style = element.ownerDocument.defaultView?.getComputedStyle(element);
+    return element === element.ownerDocument.activeElement && style?.outlineStyle !== 'none' && Number.parseFloat(style?.outlineWidth ?? '0') >= 2;
+  });
+}
+
+/** Presses Tab until `locator` has the focus, at most `presses` times (a keyboard user's walk through the page). */
+async function tabTo(locator: Locator, presses: number): Promise<void> {
+  for (let pressed = 0; pressed < presses; pressed++) {
+    if (await locator.evaluate((element) => element === element.ownerDocument.activeElement)) return;
+    await page.keyboard.press('Tab');
+  }
+  assert.ok(await locator.evaluate((element) => element === element.ownerDocument.activeElement), `reached with at most ${presses} Tabs`);
+}
 
 before(async () => {
   model = await startScriptedModel(chatScript);
@@ -128,9 +161,10 @@ describe('the console in a browser', () => {
     await gate.waitFor();
     await page.unroute('**/events?intent_id=*');
     await screenshotBoth(page, '03-gate');
-    await gate.getByRole('button', { name: 'Approve' }).click();
+    await gate.getByRole('button', { name: 'yes', exact: true }).click();
     const intent = page.locator('article.intent[data-status="completed"]');
     await intent.getByText('Booked: the train leaves at 9.').waitFor();
+    await intent.getByTestId('gate-outcome').getByText('You chose “yes”').waitFor();
     await intent.locator('summary').click();
     await intent
       .getByTestId('journal-verdict')
@@ -197,6 +231,31 @@ describe('the console in a browser', () => {
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /transfer.*you.*1\.250000/);
     await page.getByTestId('balance').getByText('1.250000').waitFor();
+    // Every unit is backed: once the faucet's deposit is credited the page shows the supply equal to the reserve.
+    const shown = () => Promise.all(['supply', 'reserve', 'fully-reserved'].map((id) => page.getByTestId(id).textContent()));
+    await pollUntil(
+      async () => {
+        const [supply, reserve, backed] = await shown();
+        return supply === reserve && backed === 'yes';
+      },
+      'the supply equals the reserve',
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    assert.ok(micros(await page.getByTestId('supply').textContent()) >= 5_000_000n, 'the faucet’s 5 are in the supply');
+    // The volume chart's bar for this minute carries what moved in it, in the chart's table of numbers too.
+    const feed = (await asUser('GET', '/ledger/v1/transfers?limit=50')).data.transfers as { seq: number; at: string; amount: string }[];
+    const minute = feed.find((transfer) => transfer.seq === paid.seq)?.at.slice(11, 16) ?? 'the transfer is in the feed';
+    const volume = feed.filter((transfer) => transfer.at.slice(11, 16) === minute).reduce((sum, transfer) => sum + micros(transfer.amount), 0n);
+    const bar = page.getByTestId('chart-numbers').locator('tr', { has: page.locator('th', { hasText: minute }) });
+    await pollUntil(
+      async () => (await bar.count()) === 1 && micros(await bar.locator('td').textContent()) === volume,
+      `the ${minute} bar shows ${volume} micros`,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      },
+    );
+    assert.equal(await page.locator('svg.chart rect.bar title', { hasText: `${minute} UTC` }).count(), 1);
     await screenshotBoth(page, '07-money-live');
     receiptSeq = paid.seq;
   });
@@ -219,35 +278,76 @@ describe('the console in a browser', () => {
     await page.locator('#feed-title').getByText('live').waitFor();
     await page.locator(`[data-testid="transfers"] tr[data-seq="${paid.seq}"]`).waitFor();
     await page.getByTestId('balance').getByText('1.750000').waitFor();
+    await screenshotBoth(page, '07b-money-held-stream');
     await page.unroute('**/ledger/v1/stream');
   });
 
-  it('verifies a receipt in the browser, and refuses one whose bytes were changed on the way', async () => {
+  it('verifies a receipt in the browser against a later checkpoint, and refuses changed bytes, inclusion or consistency proofs', async () => {
+    const verdict = page.getByTestId('receipt-verdict');
+    const verify = async () => {
+      await page.getByLabel('Receipt seq').fill(String(receiptSeq));
+      await page.getByRole('button', { name: 'Verify' }).click();
+    };
     // Until its window closes into a batch no checkpoint covers it: the page says so, then the window is closed.
-    await page.getByLabel('Receipt seq').fill(String(receiptSeq));
-    await page.getByRole('button', { name: 'Verify' }).click();
-    await page
-      .getByTestId('receipt-verdict')
-      .getByText('✗ Not verified: no checkpoint covers the receipt yet (its window has not closed into a batch)')
-      .waitFor();
-    await payer.settle();
-    await page.getByLabel('Receipt seq').fill(String(receiptSeq));
-    await page.getByRole('button', { name: 'Verify' }).click();
-    await page
-      .getByTestId('receipt-verdict')
-      .getByText(/^✓ Verified: signed by the sequencer, leaf \d+ of the checkpoint of \d+/)
-      .waitFor();
+    await verify();
+    await verdict.getByText('✗ Not verified: no checkpoint covers the receipt yet (its window has not closed into a batch)').waitFor();
+    const closed = await payer.settle();
+    // The batch that now covers it is listed (its anchor event on the feed reloads the list).
+    const batch = closed.batch as { number: number; log_size: number };
+    await page.locator(`[data-testid="batches"] li[data-batch="${batch.number}"]`).getByText(`receipts up to ${batch.log_size}`).waitFor();
+    await verify();
+    await verdict.getByText(/^✓ Verified: signed by the sequencer, leaf \d+ of the checkpoint of \d+; no later checkpoint yet/).waitFor();
     await screenshotBoth(page, '08-receipt-verified');
-    await page.route('**/ledger/v1/receipt/*', async (route) => {
-      const response = await route.fetch();
-      const body = await response.json();
-      body.data.receipt.amount = '9.000000';
-      await route.fulfill({ response, json: body });
-    });
-    await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByTestId('receipt-verdict').getByText('✗ Not verified: receipt: signature does not verify over the receipt').waitFor();
-    await screenshotBoth(page, '09-receipt-tampered');
-    await page.unroute('**/ledger/v1/receipt/*');
+    // A later batch: the page now also proves the latest checkpoint extends the receipt's (the log was not rewritten).
+    const account = await asUser('GET', '/account');
+    await payer.pay({ to: account.data.did as string, amount: '0.25' });
+    await payer.settle();
+    await verify();
+    const consistent = verdict.getByText(
+      /^✓ Verified: signed by the sequencer, leaf \d+ of the checkpoint of (\d+); consistency proof verified: the latest checkpoint \((\d+)\) extends it/,
+    );
+    await consistent.waitFor();
+    const [, covering, latest] = /checkpoint of (\d+);.*\((\d+)\)/.exec((await consistent.textContent()) ?? '') ?? [];
+    assert.ok(Number(latest) > Number(covering), `the latest checkpoint (${latest}) is later than the receipt's (${covering})`);
+    await screenshotBoth(page, '08b-receipt-consistent');
+
+    // A server lying about any part of the evidence is caught in the page, each at its own check.
+    const tamper = async (pattern: string, change: (data: Record<string, unknown>) => void, reason: string | RegExp, shot: string) => {
+      await page.route(pattern, async (route) => {
+        const response = await route.fetch();
+        const body = await response.json();
+        change(body.data);
+        await route.fulfill({ response, json: body });
+      });
+      await verify();
+      await verdict.getByText(reason).waitFor();
+      await screenshotBoth(page, shot);
+      await page.unroute(pattern);
+    };
+    await tamper(
+      '**/ledger/v1/receipt/*',
+      (data) => {
+        (data.receipt as Record<string, unknown>).amount = '9.000000';
+      },
+      '✗ Not verified: receipt: signature does not verify over the receipt',
+      '09-receipt-tampered',
+    );
+    await tamper(
+      '**/ledger/v1/receipt/*',
+      (data) => {
+        data.inclusion_proof = changedProof(data.inclusion_proof as string[]);
+      },
+      new RegExp(`^✗ Not verified: inclusion proof: leaf ${receiptSeq - 1} does not lead to the root of the checkpoint of size ${covering}$`),
+      '09-receipt-inclusion-tampered',
+    );
+    await tamper(
+      '**/ledger/v1/log/consistency*',
+      (data) => {
+        data.proof = changedProof(data.proof as string[]);
+      },
+      `✗ Not verified: consistency proof: the latest checkpoint (size ${latest}) does not extend the receipt's (size ${covering})`,
+      '09-receipt-consistency-tampered',
+    );
   });
 
   it('lists the agent’s open holds from settlement: amount, payee, expiry', async () => {
@@ -351,5 +451,66 @@ describe('the console in a browser', () => {
       .waitFor();
     await screenshotBoth(page, '16-market-receipt-tampered');
     await page.unroute('**/invocations/*/receipt');
+  });
+
+  it('with the keyboard only: skips to the content, sends a message and answers a gate with its second option, focus always shown', async () => {
+    // Two real choices: the one picked is the gate's answer, which the steps behind it and the final answer see.
+    model.setScript(
+      railScript({
+        compile: compiled('book a train to Lyon'),
+        plans: [gatedPlan(trainQuestion, ['the 7:10', 'the 9:40'])],
+        chat: () => ({ reply: 'I will ask you which train.', task: 'book a train to Lyon', remember: [] }),
+        answer: (request) => {
+          const approved = /"approved":true,"answer":"([^"]*)"/.exec(request.user);
+          return approved ? `Booked ${approved[1]}.` : 'Nothing booked: you said no.';
+        },
+      }),
+    );
+    await page.goto(`${router}/console/#/chat`);
+    await page.getByTestId('stream-state').getByText('Live').waitFor();
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to the main content' });
+    assert.ok(await focusShown(skip), 'the first Tab stop is the skip link, its focus shown');
+    await screenshot(page, '17a-skip-link-desktop');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    const composer = page.getByLabel('Message to your agent');
+    assert.ok(await focusShown(composer), 'after the skip, the next Tab stop is the composer, its focus shown');
+    await page.keyboard.type('a train to Lyon, please');
+    await page.keyboard.press('Enter');
+    const gate = page.locator('fieldset.gate', { hasText: trainQuestion });
+    await gate.waitFor();
+    assert.deepEqual(await gate.getByRole('button').allTextContents(), ['the 7:10', 'the 9:40', 'Deny']);
+    const second = gate.getByRole('button', { name: 'the 9:40' });
+    await tabTo(second, 30);
+    assert.ok(await focusShown(second), 'the option has the focus, shown');
+    // Shift+Tab goes back to the first option and Tab forward again: the options are in reading order.
+    await page.keyboard.press('Shift+Tab');
+    assert.ok(await focusShown(gate.getByRole('button', { name: 'the 7:10' })));
+    await page.keyboard.press('Tab');
+    await screenshotBoth(page, '17-gate-options-keyboard');
+    assert.ok(await focusShown(second), 'still on the second option');
+    await page.keyboard.press('Space');
+    const intent = page.locator('article.intent[data-status="completed"]', { hasText: 'Booked the 9:40.' });
+    await intent.getByTestId('gate-outcome').getByText('You chose “the 9:40”').waitFor();
+    assert.equal(await intent.locator('li.step.done').count(), 2, 'the gate and the step behind it');
+    await screenshotBoth(page, '18-gate-second-option');
+  });
+
+  it('denies a gate from the browser: the intent shows it denied, the step behind it not run', async () => {
+    await page.getByLabel('Message to your agent').fill('another train to Lyon');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const gate = page.locator('fieldset.gate', { hasText: trainQuestion });
+    await gate.waitFor();
+    await gate.getByRole('button', { name: 'Deny' }).click();
+    const intent = page.locator('article.intent[data-status="completed"]', { hasText: 'Nothing booked: you said no.' });
+    await intent.locator('[data-testid="gate-outcome"][data-status="denied"]').getByText('You denied it').waitFor();
+    await intent.locator('li.step.denied').waitFor();
+    assert.match((await intent.locator('li.step.skipped').textContent()) ?? '', /was not approved/);
+    await screenshotBoth(page, '19-gate-denied');
+    // The dark scheme, for the reader to look at (its contrast is checked by colour-contrast.test.ts).
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshotBoth(page, '20-gate-denied-dark');
+    await page.emulateMedia({ colorScheme: null });
   });
 });

@@ -1,9 +1,11 @@
+import type { GateChoice } from '@platform/client/gate-options';
 import type { JournalEnvelope } from '@platform/kit/journal-format';
 import { verifyChain } from '@platform/kit/journal-verify';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client.ts';
 import { followStream } from '../api/event-stream.ts';
 import { Alert } from '../components/alert.tsx';
+import { type Gate, GateOutcome, GateQuestion } from './gate-answers.tsx';
 
 interface Step {
   id: string;
@@ -13,14 +15,6 @@ interface Step {
   tool?: string;
   error?: string;
   reason?: string;
-}
-
-interface Gate {
-  node_id: string;
-  question: string;
-  options: string[];
-  status: 'pending' | 'approved' | 'denied';
-  answered_by?: string;
 }
 
 type Envelope = JournalEnvelope;
@@ -38,9 +32,10 @@ type Verification = { checking: true } | { checking: false; ok: boolean; badSeq:
 const terminal = new Set(['completed', 'failed', 'cancelled']);
 
 /**
- * One intent: its steps and their states, its gates as questions with approve and deny, and its signed journal, each
- * envelope verified here in the browser (WebCrypto ed25519, the kit's verifier) against the daemon's public key from
- * `/me`, never against the key the intent answer carries. Follows the intent's own event stream while it runs.
+ * One intent: its steps and their states, its gates (a button per option, and deny; once answered, what was answered)
+ * and its signed journal, each envelope verified here in the browser (WebCrypto ed25519, the kit's verifier) against
+ * the daemon's public key from `/me`, never against the key the intent answer carries. Follows the intent's own event
+ * stream while it runs.
  */
 export function IntentCard(props: { summary: { id: string; status: string; prose: string }; publicKey: string | undefined; onChange: () => void }) {
   const { summary, publicKey } = props;
@@ -92,13 +87,13 @@ export function IntentCard(props: { summary: { id: string; status: string; prose
     );
   }, [detail, publicKey]);
 
-  const answer = async (gate: Gate, approved: boolean) => {
+  const answer = async (gate: Gate, choice: GateChoice) => {
     setAnswering(gate.node_id);
     setError(undefined);
     try {
       await api(`/intents/${summary.id}/gates/${encodeURIComponent(gate.node_id)}/answer`, {
         method: 'POST',
-        body: { approved, answer: approved ? (gate.options[0] ?? 'approve') : 'deny' },
+        body: { approved: choice.approved, answer: choice.answer },
       });
       await load();
     } catch (failure) {
@@ -109,7 +104,7 @@ export function IntentCard(props: { summary: { id: string; status: string; prose
   };
 
   const status = detail?.status ?? summary.status;
-  const pending = detail?.state.gates.filter((gate) => gate.status === 'pending') ?? [];
+  const gates = detail?.state.gates ?? [];
   return (
     <article class="intent" data-intent={summary.id} data-status={status}>
       <header>
@@ -119,26 +114,20 @@ export function IntentCard(props: { summary: { id: string; status: string; prose
       </header>
       {open && detail && (
         <div class="intent-body">
-          {pending.map((gate) => (
-            <fieldset class="gate" key={gate.node_id}>
-              <legend>Your agent asks</legend>
-              <p class="question">{gate.question}</p>
-              <div class="actions">
-                <button type="button" class="primary" disabled={answering !== undefined} onClick={() => answer(gate, true)}>
-                  Approve
-                </button>
-                <button type="button" class="danger" disabled={answering !== undefined} onClick={() => answer(gate, false)}>
-                  Deny
-                </button>
-              </div>
-            </fieldset>
-          ))}
+          {gates.map((gate, index) =>
+            gate.status === 'pending' ? (
+              <GateQuestion key={`${gate.node_id}-${index}`} gate={gate} busy={answering !== undefined} onAnswer={(choice) => answer(gate, choice)} />
+            ) : (
+              <GateOutcome key={`${gate.node_id}-${index}`} gate={gate} />
+            ),
+          )}
           <ol class="steps">
             {detail.state.steps.map((step) => (
               <li key={step.id} class={`step ${step.status}`}>
                 <span class={`badge ${step.status}`}>{step.status}</span> {step.title}
                 {step.tool && <code>{step.tool}</code>}
                 {step.error && <span class="bad"> {step.error}</span>}
+                {step.reason && <span class="muted"> ({step.reason})</span>}
               </li>
             ))}
           </ol>

@@ -1,12 +1,13 @@
 import type { ServerEvent } from '@platform/client/sse-reader';
-import type { EvidenceVerdict } from '@platform/kit/receipt-log/receipt-evidence';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { authHeaders } from '../api/client.ts';
 import { followStream } from '../api/event-stream.ts';
-import { formatMicros, micros, type Transfer, verifyReceipt } from '../api/money.ts';
+import { formatMicros, micros, type Transfer } from '../api/money.ts';
 import { useData } from '../api/use-data.ts';
 import { BarChart } from '../components/bar-chart.tsx';
+import { DataTable } from '../components/data-table.tsx';
 import { type Hold, HoldsPanel } from './holds-panel.tsx';
+import { ReceiptCheck } from './receipt-check.tsx';
 
 interface Account {
   did: string;
@@ -41,7 +42,12 @@ function volumeBars(transfers: Transfer[]) {
     const minute = transfer.at.slice(11, 16);
     byMinute.set(minute, (byMinute.get(minute) ?? 0n) + micros(transfer.amount));
   }
-  return [...byMinute].map(([minute, total]) => ({ label: minute, value: Number(total) / 1e6, title: `${minute} UTC: ${formatMicros(total)}` }));
+  return [...byMinute].map(([minute, total]) => ({
+    label: minute,
+    value: Number(total) / 1e6,
+    text: formatMicros(total),
+    title: `${minute} UTC: ${formatMicros(total)}`,
+  }));
 }
 
 /**
@@ -123,11 +129,13 @@ export function MoneyView() {
           {supply.data ? (
             <dl class="pairs">
               <dt>Supply</dt>
-              <dd>{supply.data.supply}</dd>
+              <dd data-testid="supply">{supply.data.supply}</dd>
               <dt>Reserve in the vault</dt>
-              <dd>{supply.data.reserve}</dd>
+              <dd data-testid="reserve">{supply.data.reserve}</dd>
               <dt>Fully reserved</dt>
-              <dd class={supply.data.fully_reserved ? 'good' : 'bad'}>{supply.data.fully_reserved ? 'yes' : 'no'}</dd>
+              <dd class={supply.data.fully_reserved ? 'good' : 'bad'} data-testid="fully-reserved">
+                {supply.data.fully_reserved ? 'yes' : 'no'}
+              </dd>
             </dl>
           ) : (
             <p class="muted">{supply.error ?? '…'}</p>
@@ -139,45 +147,41 @@ export function MoneyView() {
         <h2 id="feed-title">
           Transfers <span class={`stream-state ${stream}`}>{stream === 'live' ? 'live' : stream}</span>
         </h2>
-        <BarChart bars={volumeBars(transfers)} caption="Transfer volume per minute" unit="settlement units" />
-        <div class="table-scroll">
-          <table data-testid="transfers">
-            <thead>
-              <tr>
-                <th class="num">Seq</th>
-                <th>Kind</th>
-                <th>From</th>
-                <th>To</th>
-                <th class="num">Amount</th>
-                <th>At</th>
-              </tr>
-            </thead>
-            <tbody>
-              {transfers.map((transfer) => (
-                <tr key={transfer.seq} data-seq={transfer.seq}>
-                  <td class="num">{transfer.seq}</td>
-                  <td>{transfer.kind}</td>
-                  <td>
-                    <code>{short(transfer.from, mine)}</code>
-                  </td>
-                  <td>
-                    <code>{short(transfer.to, mine)}</code>
-                  </td>
-                  <td class="num">{transfer.amount}</td>
-                  <td>{new Date(transfer.at).toLocaleTimeString()}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <BarChart
+          bars={volumeBars(transfers)}
+          caption="Transfer volume per minute of the transfers shown"
+          unit="settlement units"
+          labelHeading="Minute (UTC)"
+        />
+        <DataTable testId="transfers" class="cards" columns={[{ label: 'Seq', num: true }, 'Kind', 'From', 'To', { label: 'Amount', num: true }, 'At']}>
+          {transfers.map((transfer) => (
+            <tr key={transfer.seq} data-seq={transfer.seq}>
+              <td class="num" data-label="Seq">
+                {transfer.seq}
+              </td>
+              <td data-label="Kind">{transfer.kind}</td>
+              <td data-label="From">
+                <code>{short(transfer.from, mine)}</code>
+              </td>
+              <td data-label="To">
+                <code>{short(transfer.to, mine)}</code>
+              </td>
+              <td class="num" data-label="Amount">
+                {transfer.amount}
+              </td>
+              <td data-label="At">{new Date(transfer.at).toLocaleTimeString()}</td>
+            </tr>
+          ))}
+        </DataTable>
       </section>
       <div class="grid">
         <HoldsPanel holds={holds} mine={mine} short={(did) => short(did, mine)} />
         <section class="panel" aria-labelledby="batches-title">
           <h2 id="batches-title">Batches</h2>
-          <ul>
+          {batches.data?.batches.length === 0 && <p class="muted">No batch has closed yet.</p>}
+          <ul data-testid="batches">
             {(batches.data?.batches ?? []).map((batch) => (
-              <li key={batch.id}>
+              <li key={batch.id} data-batch={batch.number}>
                 #{batch.number}: receipts up to {batch.log_size}
                 {batch.anchor?.status ? `, anchor ${batch.anchor.status}` : ''}
               </li>
@@ -193,47 +197,4 @@ function short(did: string | null, mine: string | undefined): string {
   if (did === null) return '—';
   if (did === mine) return 'you';
   return did.length > 28 ? `${did.slice(0, 22)}…${did.slice(-4)}` : did;
-}
-
-/** Verifies one receipt by its seq, here: signature, inclusion in the signed checkpoint, consistency with the latest. */
-function ReceiptCheck() {
-  const [seq, setSeq] = useState('');
-  const [result, setResult] = useState<{ verdict: EvidenceVerdict; receipt: Record<string, unknown> } | { error: string }>();
-  const [busy, setBusy] = useState(false);
-  const check = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setResult(undefined);
-    try {
-      setResult(await verifyReceipt(Number(seq)));
-    } catch (failure) {
-      setResult({ error: (failure as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <section class="panel" aria-labelledby="verify-title">
-      <h2 id="verify-title">Verify a receipt</h2>
-      <form class="row" onSubmit={check}>
-        <label>
-          Receipt seq
-          <input inputMode="numeric" pattern="[1-9][0-9]*" required value={seq} onInput={(event) => setSeq((event.target as HTMLInputElement).value)} />
-        </label>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Checking…' : 'Verify'}
-        </button>
-      </form>
-      <div aria-live="polite" data-testid="receipt-verdict">
-        {result && 'error' in result && <p class="bad">{result.error}</p>}
-        {result && 'verdict' in result && result.verdict.ok && (
-          <p class="good verdict">
-            ✓ Verified: signed by the sequencer, leaf {result.verdict.receipt.seq - 1} of the checkpoint of {result.verdict.treeSize}
-            {result.verdict.latestSize === undefined ? '' : `, which the latest checkpoint (${result.verdict.latestSize}) extends`}.
-          </p>
-        )}
-        {result && 'verdict' in result && !result.verdict.ok && <p class="bad verdict">✗ Not verified: {result.verdict.reason}</p>}
-      </div>
-    </section>
-  );
 }

@@ -37,9 +37,11 @@ export function SpendView() {
           <BarChart
             caption="Model spend per UTC day"
             unit="credits"
+            labelHeading="Day (UTC)"
             bars={days.map((day) => ({
               label: day.day.slice(5),
               value: Number(day.spent_credit),
+              text: credits(day.spent_credit),
               title: `${day.day}: ${credits(day.spent_credit)} credits, ${day.calls} calls`,
             }))}
           />
