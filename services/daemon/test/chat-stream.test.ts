@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '@platform/testkit/eventually';
+import { httpCall } from '@platform/testkit/http-call';
 import { openSse, type SseClient, type SseEvent } from '@platform/testkit/sse-client';
 import { partialAnswerIntervalMs } from '../src/chat/reply-preview.ts';
 import { daemonToken, railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon } from './harness.ts';
@@ -98,6 +99,11 @@ describe('a chat answer streams in as say.partial events before its say', () => 
       assert.ok('Trains leave at nine, ten and \u00e9leven \ud83d\ude82.'.startsWith(text), text);
       assert.ok(text.length >= (texts[index - 1]?.length ?? 0), 'a preview never shrinks within an attempt');
     }
+
+    // The gateway booked the streamed call by the usage chunk it asked for (and hid from the daemon), not its reservation.
+    const ledger = await httpCall(stack.services.gateway?.url as string, 'GET', '/v1/admin/ledger?limit=1', { bearer: 'gw-admin' });
+    const [row] = ledger.json.data;
+    assert.deepEqual([row.kind_route, row.streamed, row.basis, row.output_tokens], ['chat', true, 'usage', Math.ceil(answer.length / 4)]);
 
     const transcript = await daemon.ok('GET', '/conversations/trains');
     assert.deepEqual(
