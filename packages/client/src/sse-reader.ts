@@ -7,11 +7,12 @@ export interface ServerEvent {
 
 /**
  * Parses a `text/event-stream` body as it arrives (the WHATWG rules the daemon and settlement streams need: `id`,
- * `event`, multi-line `data`, comments ignored, CRLF or LF). Ends when the body ends.
+ * `event`, multi-line `data`, comments ignored, CRLF or LF). Ends when the body ends. A fetch body or a Node stream
+ * (the daemon reads its model's answer from a node:http response).
  *
  * @example for await (const event of readServerEvents(response.body)) console.log(event.event, JSON.parse(event.data))
  */
-export async function* readServerEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerEvent> {
+export async function* readServerEvents(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<ServerEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let id: string | undefined;

@@ -18,11 +18,17 @@ export interface ModelRequest {
 }
 
 /**
- * What a script answers: text (the message content), an object (sent as its JSON text), a refusal with an
- * OpenAI-shaped error body, or `hang` (no answer until the server closes). A promise of any of these answers when
- * it resolves, which is how a test makes a slow model without waiting for time.
+ * What a script answers: text (the message content), an object (sent as its JSON text), the content in `chunks`, a
+ * refusal with an OpenAI-shaped error body, or `hang` (no answer until the server closes). A promise of any of these
+ * answers when it resolves, which is how a test makes a slow model without waiting for time; a promise among the
+ * chunks holds the rest of a streamed answer back until the test resolves it (or rejects it: the connection breaks).
  */
-export type ModelReply = string | Record<string, unknown> | { status: number; code?: string; message?: string } | { hang: true };
+export type ModelReply =
+  | string
+  | Record<string, unknown>
+  | { chunks: (string | Promise<string>)[] }
+  | { status: number; code?: string; message?: string }
+  | { hang: true };
 export type ModelScript = (request: ModelRequest) => ModelReply | Promise<ModelReply>;
 
 function isRefusal(reply: ModelReply): reply is { status: number; code?: string; message?: string } {
@@ -33,9 +39,18 @@ function isRefusal(reply: ModelReply): reply is { status: number; code?: string;
   );
 }
 
+function isChunked(reply: ModelReply): reply is { chunks: (string | Promise<string>)[] } {
+  return typeof reply === 'object' && Array.isArray((reply as { chunks?: unknown }).chunks) && Object.keys(reply).length === 1;
+}
+
+/** Pieces of a streamed text as a provider sends them: a few characters each, never a whole answer at once. */
+const streamPieceChars = 12;
+
 /**
  * A local OpenAI-compatible model server over real HTTP whose answers a test scripts: `POST /v1/chat/completions`
- * answers with the script's reply and a usage block. It records every request, so a test can check what a prompt
+ * answers with the script's reply and a usage block; asked with `stream: true`, as server-sent `chat.completion.chunk`
+ * events (a few characters each, or the script's own `chunks`) ending with `[DONE]`, and the usage chunk when
+ * `stream_options.include_usage` asks for it. It records every request, so a test can check what a prompt
  * carried and which slot's model was asked.
  *
  * @example const model = await startScriptedModel((request) => request.schemaName === 'plan' ? plan : 'done')
@@ -83,14 +98,47 @@ export async function startScriptedModel(initial: ModelScript = () => 'ok') {
         response.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error }));
         return;
       }
-      const content = typeof reply === 'string' ? reply : JSON.stringify(reply);
+      const id = `chatcmpl-${arrivals.received.length}`;
+      const usage = (content: string) => ({
+        prompt_tokens: Math.ceil(modelRequest.prompt.length / 4),
+        completion_tokens: Math.ceil(content.length / 4),
+        total_tokens: 0,
+      });
+      const pieces = isChunked(reply) ? reply.chunks : piecesOf(typeof reply === 'string' ? reply : JSON.stringify(reply));
+      if (body?.stream === true) {
+        const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: modelRequest.model, choices, ...extra })}\n\n`;
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        response.write(chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
+        let content = '';
+        for (const piece of pieces) {
+          // A chunk the test rejects is a model that breaks off mid-answer: the connection is cut.
+          const text = await Promise.resolve(piece).catch(() => undefined);
+          if (text === undefined) response.destroy();
+          if (text === undefined || response.destroyed) return;
+          content += text;
+          response.write(chunk([{ index: 0, delta: { content: text }, finish_reason: null }]));
+        }
+        response.write(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
+        if (body?.stream_options?.include_usage === true) response.write(chunk([], { usage: usage(content) }));
+        response.end('data: [DONE]\n\n');
+        return;
+      }
+      const content = await Promise.all(pieces).then(
+        (texts) => texts.join(''),
+        () => undefined,
+      );
+      if (content === undefined) {
+        response.destroy();
+        return;
+      }
       const answer = {
-        id: `chatcmpl-${arrivals.received.length}`,
+        id,
         object: 'chat.completion',
         created: 1_700_000_000,
         model: modelRequest.model,
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: Math.ceil(modelRequest.prompt.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: 0 },
+        usage: usage(content),
       };
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
@@ -106,6 +154,12 @@ export async function startScriptedModel(initial: ModelScript = () => 'ok') {
     waitFor: (count: number) => arrivals.waitFor(count),
     close,
   };
+}
+
+function piecesOf(content: string): string[] {
+  const pieces: string[] = [];
+  for (let at = 0; at < content.length; at += streamPieceChars) pieces.push(content.slice(at, at + streamPieceChars));
+  return pieces;
 }
 
 export type ScriptedModel = Awaited<ReturnType<typeof startScriptedModel>>;

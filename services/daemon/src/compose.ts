@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { buildApp, serviceVersion } from './app.ts';
 import { ChatService } from './chat/chat-service.ts';
 import { MemoryContext } from './chat/memory-context.ts';
+import { partialAnswerIntervalMs } from './chat/reply-preview.ts';
 import { Transcripts } from './chat/transcripts.ts';
 import type { DaemonConfig } from './config.ts';
 import { EventBroker } from './events/event-broker.ts';
@@ -91,6 +92,8 @@ export async function composeDaemon(
     clock,
     logger,
     executorModel: config.models.executor,
+    broker,
+    previewIntervalMs: partialAnswerIntervalMs,
   });
   const wakes = new WakeInbox(join(config.dataDir, 'wakes'), chat, clock, logger);
   await wakes.init();

@@ -20,13 +20,20 @@ import { launchBrowser, screenshot, screenshotBoth } from './browser.ts';
 
 const question = 'Book the train to Lyon?';
 const trainQuestion = 'Which train to Lyon?';
+/** While set, the model streams a chat answer up to its last word and holds that back until the promise resolves. */
+let holdLastWord: Promise<void> | undefined;
 const chatScript = railScript({
   compile: compiled('book the train to Lyon'),
   plans: [gatedPlan(question, ['yes', 'no'])],
-  chat: (request) =>
-    request.user.includes('trip')
+  chat: (request) => {
+    const answer = request.user.includes('trip')
       ? { reply: 'On it: I will ask you before booking.', task: 'book the train to Lyon', remember: [] }
-      : { reply: `You said: ${request.user.split('\n').at(-1)}`, task: null, remember: request.user.includes('hello') ? ['The person likes trains.'] : [] },
+      : { reply: `You said: ${request.user.split('\n').at(-1)}`, task: null, remember: request.user.includes('hello') ? ['The person likes trains.'] : [] };
+    if (holdLastWord === undefined) return answer;
+    const text = JSON.stringify(answer);
+    const cut = text.indexOf(answer.reply) + answer.reply.lastIndexOf(' ');
+    return { chunks: [text.slice(0, cut), holdLastWord.then(() => text.slice(cut))] };
+  },
   answer: 'Booked: the train leaves at 9.',
 });
 
@@ -52,9 +59,9 @@ async function asUser(method: string, path: string, body?: unknown) {
   return (await response.json()) as { ok: boolean; data: Record<string, unknown> };
 }
 
-/** How many transcript entries show exactly this text. */
-const entriesWith = (text: string) =>
-  page.locator('[data-testid="transcript"] li p', { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) });
+const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+/** The transcript entries (not the answer being written) that show exactly this text. */
+const entriesWith = (text: string) => page.locator('[data-testid="transcript"] li[data-seq] p', { hasText: exactly(text) });
 
 /** Micro-units of an amount the page shows (it writes 2 to 6 places). */
 function micros(text: string | null): bigint {
@@ -137,12 +144,30 @@ describe('the console in a browser', () => {
     await screenshotBoth(page, '01-signed-in');
   });
 
-  it('sends a message and shows the answer as it arrives on the event stream, once', async () => {
-    await page.getByLabel('Message to your agent').fill('hello agent');
-    await page.keyboard.press('Enter');
-    await entriesWith('You said: hello agent').waitFor();
+  it('sends a message and shows the answer stream in on the event stream, then the final answer once', async () => {
+    let releaseLastWord = () => {};
+    holdLastWord = new Promise<void>((resolve) => {
+      releaseLastWord = resolve;
+    });
+    try {
+      await page.getByLabel('Message to your agent').fill('hello agent');
+      await page.keyboard.press('Enter');
+      const preview = page.getByTestId('answer-preview');
+      await preview.getByText(exactly('You said: hello')).waitFor();
+      assert.equal(await page.getByTestId('transcript').getAttribute('aria-busy'), 'true', 'read out when finished, not word by word');
+      assert.equal(await entriesWith('You said: hello agent').count(), 0, 'the model has not finished');
+      await screenshotBoth(page, '02-chat-streaming');
+      releaseLastWord();
+      await entriesWith('You said: hello agent').waitFor();
+      assert.equal(await preview.count(), 0, 'the answer replaced its preview in the same render');
+    } finally {
+      releaseLastWord();
+      holdLastWord = undefined;
+    }
     assert.equal(await entriesWith('hello agent').count(), 1);
-    assert.equal(await entriesWith('You said: hello agent').count(), 1);
+    const shown = page.locator('[data-testid="transcript"] li p', { hasText: exactly('You said: hello agent') });
+    assert.equal(await shown.count(), 1, 'the answer shows once');
+    assert.equal(await page.getByTestId('transcript').getAttribute('aria-busy'), 'false');
     await screenshotBoth(page, '02-chat');
   });
 

@@ -1,6 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
+import type { EventBroker } from '../events/event-broker.ts';
 import type { IntentRunner } from '../intents/intent-runner.ts';
 import type { IntentState } from '../intents/intent-state.ts';
 import { KeyedQueue } from '../keyed-queue.ts';
@@ -12,6 +13,7 @@ import { chatMessages } from '../rail/prompts.ts';
 import { maxTokens } from '../rail/rail-context.ts';
 import type { ToolCatalogue } from '../tools/tool-catalogue.ts';
 import type { MemoryContext } from './memory-context.ts';
+import { ReplyPreview } from './reply-preview.ts';
 import type { Transcripts } from './transcripts.ts';
 
 export interface ChatReply {
@@ -45,6 +47,8 @@ export class ChatService {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #executorModel: string;
+  readonly #broker: EventBroker;
+  readonly #previewIntervalMs: number;
   readonly #turns = new KeyedQueue();
 
   constructor(options: {
@@ -56,6 +60,9 @@ export class ChatService {
     clock: Clock;
     logger: Logger;
     executorModel: string;
+    /** Where the reply being written is previewed (`say.partial`), and how often at most. */
+    broker: EventBroker;
+    previewIntervalMs: number;
   }) {
     this.#transcripts = options.transcripts;
     this.#memory = options.memory;
@@ -65,6 +72,8 @@ export class ChatService {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#executorModel = options.executorModel;
+    this.#broker = options.broker;
+    this.#previewIntervalMs = options.previewIntervalMs;
     options.runner.onFinished((state) => void this.#intentFinished(state));
   }
 
@@ -76,10 +85,17 @@ export class ChatService {
 
   async #turn(message: string, conversationId: string, wake: boolean): Promise<ChatReply> {
     const history = await this.#transcripts.history(conversationId, limits.historyTurns, limits.historyChars);
-    await this.#transcripts.append(conversationId, { role: wake ? 'notice' : 'user', text: wake ? `Alarm: ${message}` : message });
+    const opened = await this.#transcripts.append(conversationId, { role: wake ? 'notice' : 'user', text: wake ? `Alarm: ${message}` : message });
     const memories = await this.#memory.recall(message, history, { limit: limits.recallLimit, maxTokens: limits.recallTokens, conversationId });
     const snapshot = await this.#tools.snapshot();
     let output: { reply: string; task: string | null; remember: string[] };
+    const preview = new ReplyPreview({
+      broker: this.#broker,
+      clock: this.#clock,
+      intervalMs: this.#previewIntervalMs,
+      conversationId,
+      replyTo: opened.seq,
+    });
     try {
       ({ value: output } = await askStructured(
         this.#models,
@@ -88,6 +104,7 @@ export class ChatService {
           model: this.#executorModel,
           kindRoute: 'chat',
           maxTokens: maxTokens.chat,
+          stream: preview,
           messages: chatMessages({
             memories,
             history,
@@ -103,6 +120,8 @@ export class ChatService {
       if (!(error instanceof ModelCallError)) throw error;
       await this.#transcripts.append(conversationId, { role: 'notice', text: `I could not answer: ${error.message}` });
       throw chatFailure(error);
+    } finally {
+      preview.close();
     }
     let intentId: string | null = null;
     let reply = output.reply.trim();
@@ -122,10 +141,17 @@ export class ChatService {
     return { conversation_id: conversationId, reply, intent_id: intentId, recalled: memories.length, remembered };
   }
 
-  /** An intent started from a conversation reports back there when it ends. */
-  async #intentFinished(state: IntentState): Promise<void> {
+  /**
+   * An intent started from a conversation reports back there when it ends: between turns, never inside one, so the
+   * first `say` or notice after a turn's opening entry is that turn's answer (what replaces its `say.partial`).
+   */
+  #intentFinished(state: IntentState): Promise<void> {
     const conversationId = state.source.conversation_id;
-    if (conversationId === undefined || (state.source.via !== 'chat' && state.source.via !== 'wake')) return;
+    if (conversationId === undefined || (state.source.via !== 'chat' && state.source.via !== 'wake')) return Promise.resolve();
+    return this.#turns.run(conversationId, () => this.#report(conversationId, state));
+  }
+
+  async #report(conversationId: string, state: IntentState): Promise<void> {
     try {
       if (state.status === 'completed')
         await this.#transcripts.append(conversationId, { role: 'assistant', text: state.result?.answer || 'Done', intent_id: state.id });

@@ -107,6 +107,16 @@ export class EventBroker {
     }
   }
 
+  /**
+   * Publishes a passing event to the unfiltered stream only: no id and not kept for a Last-Event-ID replay. For what
+   * the next event supersedes (a partial answer carries all its text so far), so it never pushes transcript events
+   * out of the replay buffer, and a resume never replays a preview the final answer has already replaced.
+   */
+  publishTransient(event: { event: string; data: Record<string, unknown> }): void {
+    const frame = sseFrame({ event: event.event, data: event.data });
+    for (const subscriber of this.#all) subscriber.send(frame);
+  }
+
   #payload(event: DaemonEvent): Record<string, unknown> {
     return event.intentId === undefined ? event.data : { intent_id: event.intentId, ...event.data };
   }

@@ -5,6 +5,7 @@ import type { Clock } from '@platform/kit/clock';
 import type { Slot } from '@platform/kit/model-labels';
 import type { Logger } from 'pino';
 import type { ServiceLink } from '../config.ts';
+import { type ContentReceiver, readStreamedAnswer } from './streamed-answer.ts';
 
 // An ES import of node:http builds the module's whole namespace, which loads fetch's undici and zlib: about 8 MB more
 // resident in every idle daemon (measured), for code the daemon never runs. require() takes only what it names.
@@ -29,6 +30,8 @@ export interface ModelCall {
   responseSchema?: { name: string; schema: Record<string, unknown> };
   temperature?: number;
   signal?: AbortSignal;
+  /** Asks for the answer as a stream (`stream: true`) and hands it over piece by piece; the whole is still returned. */
+  stream?: ContentReceiver;
 }
 
 export interface ModelAnswer {
@@ -66,6 +69,8 @@ const backoffMs = [1_000, 3_000, 9_000, 27_000];
  * Calls models through the metered gateway (OpenAI's chat-completions shape) with the headers it meters by: the
  * daemon's DID, the slot, the intent. node:http keep-alive, as the rest of the platform's hot paths. Timeouts and
  * backoff run on the injected clock; retryable failures (network, 5xx, overload) are tried again `retries` times.
+ * With `stream` the answer comes as server-sent events (the gateway relays the upstream's) and is handed over as it
+ * arrives; the timeout still covers the whole call, and a stream that breaks off is a retryable failure.
  */
 export class ModelClient {
   readonly #gateway: ServiceLink | undefined;
@@ -115,6 +120,7 @@ export class ModelClient {
       model: call.model,
       messages: call.messages,
       max_tokens: call.maxTokens,
+      ...(call.stream ? { stream: true } : {}),
       ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
       ...(call.responseSchema
         ? { response_format: { type: 'json_schema', json_schema: { name: call.responseSchema.name, schema: call.responseSchema.schema, strict: true } } }
@@ -141,12 +147,26 @@ export class ModelClient {
         outcome();
       };
       const request = client.request(target, { method: 'POST', agent: this.#agent, headers }, (response) => {
+        const status = response.statusCode ?? 0;
+        // A refusal is a JSON body even to a stream request; only a 2xx event stream is read as one.
+        if (call.stream && status >= 200 && status < 300 && response.headers['content-type']?.startsWith('text/event-stream')) {
+          readStreamedAnswer(response, call.model, call.stream).then(
+            (outcome) =>
+              finish(() =>
+                'failure' in outcome
+                  ? reject(new ModelCallError(502, outcome.failure.code, `the model's answer broke off: ${outcome.failure.message}`, true))
+                  : resolve(outcome),
+              ),
+            (error: Error) => finish(() => reject(new ModelCallError(0, 'network', `the gateway connection broke: ${error.message}`, true))),
+          );
+          return;
+        }
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', (error) => finish(() => reject(new ModelCallError(0, 'network', `the gateway connection broke: ${error.message}`, true))));
         response.on('end', () =>
           finish(() => {
-            const outcome = answerOf(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), call.model);
+            const outcome = answerOf(status, Buffer.concat(chunks).toString('utf8'), call.model);
             if (outcome instanceof ModelCallError) reject(outcome);
             else resolve(outcome);
           }),
