@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
 import { createLogger } from '@platform/kit/logger';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { runPlatform } from '@platform/testkit/run-command';
 import { decodeProtectedHeader, SignJWT } from 'jose';
 import { JwtVerifier } from '../../services/router/src/auth/jwt-verifier.ts';
 import { devAudience } from '../src/dev-identity/dev-client.ts';
@@ -170,4 +171,17 @@ describe('platform up and the development identity provider', () => {
     assert.ok(without.some((line) => /router\s+no identity provider: set IDP_URL/.test(line)));
     assert.match(without.at(-2) ?? '', /DAEMON_URL=http:\/\/127\.0\.0\.1:8080 PLATFORM_DAEMON_TOKEN=\$\(npx platform secret PLATFORM_DAEMON_TOKEN\)/);
   });
+});
+
+test('platform token without a platform that ran in DATA_DIR exits 1 with one line', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'dev-identity-none-'));
+  try {
+    const { code, stdout, stderr } = await runPlatform(['token'], { env: { DATA_DIR: dataDir } });
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(stderr.trim().split('\n').length, 1, stderr);
+    assert.match(stderr, /no development identity provider has run in/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

@@ -7,7 +7,13 @@ import { freePort } from '@platform/kit/free-port';
 import { pollUntil } from '@platform/testkit/eventually';
 import { alive, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { json } from './agent-cli-harness.ts';
-import { assertDaemonHoldsItsUsersBearer, assertNoModelProviderIsNamed, assertProtectedRoutesRefuse } from './platform-up-checks.ts';
+import {
+  assertDaemonHoldsItsUsersBearer,
+  assertDevelopmentIdentity,
+  assertNoModelProviderIsNamed,
+  assertProtectedRoutesRefuse,
+  assertTokenOpensDaemon,
+} from './platform-up-checks.ts';
 
 /*
  * Issue 16: Ctrl-C stops everything, children included, with no orphan and no lost write; a crash of `up` leaves no
@@ -98,7 +104,7 @@ async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: str
 /** What `up` must have started for the test to mean something (others may come and go: the Solidity test process, esbuild rebuilding the daemon's bundle). */
 const expectedKinds = ['anvil', 'daemon', 'mcp proxy', 'watcher'];
 
-test('a first start as documented; Ctrl-C to up’s process group: exit 0, no process left, no error logged; every acknowledged write there after a restart; then up killed hard (SIGKILL): its children stop on their own within seconds', async () => {
+test('a first start as documented, its development user signed in through the identity provider; Ctrl-C to up’s process group: exit 0, no process left, no error logged; every acknowledged write and the user’s token still good after a restart; then up killed hard (SIGKILL): its children stop on their own within seconds', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'platform-stop-'));
   const home = await mkdtemp(join(tmpdir(), 'platform-stop-home-'));
   // The same chain port on both starts, as with the default 8545; the router's internal listener where the test knows it.
@@ -107,6 +113,7 @@ test('a first start as documented; Ctrl-C to up’s process group: exit 0, no pr
   let platform = await startPlatform({ dataDir, env });
   try {
     await assertStartedAsDocumented(platform, dataDir, `http://${routerInternal}`);
+    const developer = await assertDevelopmentIdentity(platform);
     const agent = async (args: readonly string[], file = 'bob.json') => {
       const run = await platform.run(args, {
         HOME: home,
@@ -138,6 +145,8 @@ test('a first start as documented; Ctrl-C to up’s process group: exit 0, no pr
     assert.deepEqual(errors, [], 'a clean stop logs no error');
 
     platform = await startPlatform({ dataDir, env });
+    // The development user's token from before the restart still opens their daemon.
+    await assertTokenOpensDaemon(platform, developer.token, developer.userId);
     assert.equal((await agent(['balance', '--json'])).balance, '3.750000');
     assert.equal((await agent(['balance', '--json'], 'carol.json')).balance, '1.250000');
     const receipt = await fetch(`${platform.url('settlement')}/v1/receipt/${paid.seq}`);

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import type { RunningPlatform } from '@platform/testkit/platform-up';
 import { platformBin } from '@platform/testkit/run-command';
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { derivedValue, rootSecret } from '../src/platform-secrets.ts';
 
 /*
@@ -97,6 +101,54 @@ export async function assertNoModelProviderIsNamed(platform: RunningPlatform, da
   assert.equal(pasted.code, 1, pasted.stderr);
   assert.match(pasted.stderr, /^intent [0-9a-f]+$/m, 'the router took the token and the user’s daemon took the intent');
   assert.ok(pasted.stderr.includes(`platform delegate: failed: ${named}`), pasted.stderr);
+}
+
+const get = (url: string, token?: string) => fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+/**
+ * The development identity provider `up` runs: `platform token` prints (alone on stdout) a token of the development
+ * user that the router takes to their own daemon (they hold a redeemed invite, so the first request provisions them);
+ * no token, a token signed by another key under the provider's key id, and the provider's own token past its expiry
+ * are each 401 with a Bearer challenge. Returns the token and the user, for a check after a restart.
+ */
+export async function assertDevelopmentIdentity(platform: RunningPlatform): Promise<{ token: string; userId: string }> {
+  const userId = (JSON.parse(readFileSync(join(platform.dataDir, 'identity', 'user.json'), 'utf8')) as { id: string }).id;
+  const issued = await platform.run(['token']);
+  assert.equal(issued.code, 0, issued.stderr);
+  const token = issued.stdout.trim();
+  assert.equal(issued.stdout, `${token}\n`, 'only the token on stdout');
+  await assertTokenOpensDaemon(platform, token, userId);
+  const account = (await (await get(`${platform.url('router')}/v/me`, token)).json()) as { data: { user_id: string; state: string; invited: boolean } };
+  assert.deepEqual(account.data, { ...account.data, user_id: userId, state: 'active', invited: true });
+
+  const { kid } = decodeProtectedHeader(token);
+  const { iss } = decodeJwt(token);
+  const sign = (key: KeyObject, exp: number) =>
+    new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'ES256', kid: kid as string })
+      .setIssuer(iss as string)
+      .setAudience('urn:platform:router')
+      .setExpirationTime(exp)
+      .sign(key);
+  const now = Math.floor(Date.now() / 1000);
+  const providerKey = createPrivateKey({ key: JSON.parse(readFileSync(join(platform.dataDir, 'identity', 'signing-key.json'), 'utf8')), format: 'jwk' });
+  for (const [what, bad] of [
+    ['no token', undefined],
+    ['a forged token', await sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, now + 600)],
+    ['an expired token', await sign(providerKey, now - 3600)],
+  ] as const) {
+    const refused = await get(`${platform.url('router')}/me`, bad);
+    assert.equal(refused.status, 401, what);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer/, what);
+  }
+  return { token, userId };
+}
+
+/** The router takes `token` to the daemon of `userId` (after a restart too: same signing key, issuer and user). */
+export async function assertTokenOpensDaemon(platform: RunningPlatform, token: string, userId: string): Promise<void> {
+  const me = await get(`${platform.url('router')}/me`, token);
+  assert.equal(me.status, 200);
+  assert.equal(((await me.json()) as { data: { user_id: string } }).data.user_id, userId);
 }
 
 async function shell(script: string): Promise<{ code: number | null; stderr: string }> {
