@@ -8,6 +8,7 @@ import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { prepareMarkedStatements } from './prepared-statements.ts';
+import { SessionSchemaIntrospector } from './schema-introspector.ts';
 
 export interface Database<Schema> {
   readonly kind: 'pglite' | 'postgres';
@@ -107,7 +108,7 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   // An idle client can fail (server restart); without a listener that would crash the process.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
   pool.on('connect', prepareMarkedStatements);
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool }) });
   const listener = new PostgresListener(clientConfig, options.logger);
   // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
   const sessionsSchema = await sessionSchema(db).catch(async (error: unknown) => {
@@ -155,5 +156,12 @@ async function pingWith(db: Kysely<any>, timeoutMs = 2000): Promise<boolean> {
     return await Promise.race([query, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Kysely's PostgreSQL dialect, its introspection kept to the session's schema (see SessionSchemaIntrospector). */
+class SessionSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>) {
+    return new SessionSchemaIntrospector(db);
   }
 }

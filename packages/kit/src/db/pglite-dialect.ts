@@ -6,11 +6,11 @@ import {
   type Driver,
   type Kysely,
   PostgresAdapter,
-  PostgresIntrospector,
   PostgresQueryCompiler,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { SessionSchemaIntrospector } from './schema-introspector.ts';
 
 /**
  * A Kysely dialect over embedded PGlite. PGlite is one connection, so the driver hands it out to one
@@ -31,7 +31,7 @@ export class PGliteDialect implements Dialect {
     return new PostgresQueryCompiler();
   }
   createIntrospector(db: Kysely<unknown>) {
-    return new PostgresIntrospector(db);
+    return new SessionSchemaIntrospector(db);
   }
 }
 
