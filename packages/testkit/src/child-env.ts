@@ -1,12 +1,20 @@
 /**
- * What a service process started by a test inherits from the test: PATH and HOME, and the response-schema check that
- * `npm test` turns on (PLATFORM_CHECK_RESPONSES=1), so the answers those processes give each other and the test are
- * checked against their declared schemas as an in-process app's are. Nothing else of the test's environment leaks in.
+ * Settings of the test run that the processes a test starts must share: the response-schema check `npm test` turns on
+ * (PLATFORM_CHECK_RESPONSES=1), so their answers are checked against their declared schemas as an in-process app's
+ * are; and Node's compile cache (NODE_COMPILE_CACHE, set by `npm test`), so the hundreds of CLI and service processes
+ * the suite starts do not each compile the same modules again (a CLI command's CPU went from 0.6 s to 0.2 s).
+ */
+export function testRunSettings(): Record<string, string> {
+  const settings: Record<string, string> = {};
+  if (process.env.PLATFORM_CHECK_RESPONSES === '1') settings.PLATFORM_CHECK_RESPONSES = '1';
+  if (process.env.NODE_COMPILE_CACHE) settings.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE;
+  return settings;
+}
+
+/**
+ * What a service process started by a test inherits from the test: PATH and HOME and the test run's settings
+ * (`testRunSettings`). Nothing else of the test's environment leaks in.
  */
 export function inheritedChildEnv(): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    ...(process.env.PLATFORM_CHECK_RESPONSES === '1' ? { PLATFORM_CHECK_RESPONSES: '1' } : {}),
-  };
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunSettings() };
 }

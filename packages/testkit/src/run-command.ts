@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { testRunSettings } from './child-env.ts';
 
 export interface CommandRun {
   code: number | null;
@@ -19,7 +20,7 @@ export const platformBin = join(import.meta.dirname, '..', '..', '..', 'cli', 'b
  */
 export async function runPlatform(args: readonly string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CommandRun> {
   const child = spawn(process.execPath, [platformBin, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...options.env },
+    env: { PATH: process.env.PATH ?? '', ...testRunSettings(), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
