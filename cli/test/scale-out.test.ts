@@ -67,10 +67,17 @@ async function startHoldingReceiver(hold: number) {
   });
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
+  // Never what keeps the test's process alive: after a failure, a receiver left listening hung the file (and CI).
+  server.unref();
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/internal/wake`,
     keys,
     released: () => released,
+    /** Ends the wakes still held (their senders may be gone) so that close does not wait for them. */
+    closeAll: () => {
+      for (const held of waiting) held.destroy();
+      server.closeAllConnections();
+    },
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
@@ -158,7 +165,11 @@ test('three schedulers and two settlements on one PostgreSQL', { skip }, async (
     );
     assert.deepEqual([supply?.fully_reserved, supply?.supply, supply?.alarm], [true, '10.000000', null], 'the reserve still backs the supply');
   } finally {
-    await platform.kill();
-    await receiver.close();
+    try {
+      await platform.kill();
+    } finally {
+      receiver.closeAll();
+      await receiver.close();
+    }
   }
 });
