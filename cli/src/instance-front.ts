@@ -1,5 +1,7 @@
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { failure } from '@platform/kit/envelope';
+import { ServiceError } from '@platform/kit/errors';
 import type { StartedService } from '@platform/kit/lifecycle';
 
 const maxBodyBytes = 16 * 1024 * 1024;
@@ -24,7 +26,7 @@ export async function startInstanceFront(name: string, instances: readonly Start
       if (size <= maxBodyBytes) chunks.push(chunk);
     });
     incoming.on('end', () => {
-      if (size > maxBodyBytes) return refuse(outgoing, 413, 'payload_too_large', `request body over ${maxBodyBytes} bytes`);
+      if (size > maxBodyBytes) return refuse(outgoing, 'payload_too_large', `request body over ${maxBodyBytes} bytes`);
       const order = instances.map((_, index) => (preferred + index) % instances.length);
       relay(incoming, Buffer.concat(chunks), outgoing, order, (index) => {
         preferred = index;
@@ -34,7 +36,7 @@ export async function startInstanceFront(name: string, instances: readonly Start
 
   const relay = (incoming: IncomingMessage, body: Buffer, outgoing: ServerResponse, order: number[], answered: (index: number) => void) => {
     const [index, ...rest] = order;
-    if (index === undefined) return refuse(outgoing, 503, 'unavailable', `no ${name} instance answered`);
+    if (index === undefined) return refuse(outgoing, 'unavailable', `no ${name} instance answered`);
     const target = new URL(incoming.url ?? '/', (instances[index] as StartedService).url);
     const upstream = request(target, { method: incoming.method, headers: { ...incoming.headers, host: target.host }, agent }, (answer) => {
       if (answer.statusCode === 503 && rest.length > 0) {
@@ -51,7 +53,7 @@ export async function startInstanceFront(name: string, instances: readonly Start
       const neverReached = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket);
       if (outgoing.headersSent) return void outgoing.destroy();
       if (neverReached) return relay(incoming, body, outgoing, rest, answered);
-      refuse(outgoing, 503, 'unavailable', `${name} instance failed: ${error.code ?? error.message}`);
+      refuse(outgoing, 'unavailable', `${name} instance failed: ${error.code ?? error.message}`);
     });
     upstream.end(body);
   };
@@ -72,8 +74,9 @@ export async function startInstanceFront(name: string, instances: readonly Start
 }
 
 /** The kit's failure envelope, as the instances would have answered. */
-function refuse(outgoing: ServerResponse, status: 413 | 503, code: string, message: string): void {
+function refuse(outgoing: ServerResponse, code: 'payload_too_large' | 'unavailable', message: string): void {
+  const error = new ServiceError(code, message);
   outgoing
-    .writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 503 ? { 'retry-after': '1' } : {}) })
-    .end(JSON.stringify({ ok: false, error: { code, message, retryable: status === 503 } }));
+    .writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', ...(error.retryable ? { 'retry-after': '1' } : {}) })
+    .end(JSON.stringify(failure(error)));
 }

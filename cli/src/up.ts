@@ -151,7 +151,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
   const prefix = name.toUpperCase();
   const own: Record<string, string | undefined> = { ...env };
   const port = env[`${prefix}_PORT`] || (env.PORT === '0' ? '0' : undefined);
-  const dataDir = env[`${prefix}_DATA_DIR`] || (env.DATA_DIR ? join(env.DATA_DIR, name) : undefined);
+  // With neither setting the service keeps its own default folder.
+  const dataDir = env[`${prefix}_DATA_DIR`] || env.DATA_DIR ? serviceDataDir(env, name) : undefined;
   own.PORT = port;
   own.DATA_DIR = dataDir;
   // Settlement keeps its vault on the contract engine's local chain, deploying it there itself the first time
