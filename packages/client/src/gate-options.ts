@@ -1,3 +1,5 @@
+import type { GateAnswer } from './daemon-client.ts';
+
 /**
  * What a person can answer a daemon gate with. A gate carries a question and its options; its answer is
  * `{approved, answer}`, the picked option as the answer. An option that says no (`no`, `deny`, …) is a denial: the
@@ -15,11 +17,9 @@ export function isDenial(option: string): boolean {
   return denials.has(option.trim().toLowerCase());
 }
 
-/** One answer a person can give: what it reads and what is sent to `POST /intents/{id}/gates/{nid}/answer`. */
-export interface GateChoice {
+/** One answer a person can give: what its button reads, and the answer sent to `POST /intents/{id}/gates/{nid}/answer`. */
+export interface GateChoice extends GateAnswer {
   label: string;
-  approved: boolean;
-  answer: string;
 }
 
 /**
