@@ -64,7 +64,7 @@ async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: str
   }
   // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
   const info = (await (await fetch(`${platform.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
-  assert.equal(info.data.chain.mode, 'live');
+  assert.equal(info.data.chain.mode, 'live', `settlement has no chain; what up logged:\n${platform.output().stderr}`);
   assert.match(info.data.vault_address, /^0x[0-9a-fA-F]{40}$/);
   const remembered = JSON.parse(await readFile(join(dataDir, 'settlement', 'chain-31337.json'), 'utf8')) as { vault: string };
   assert.equal(remembered.vault, info.data.vault_address);

@@ -150,15 +150,18 @@ describe('merkle-log: inclusion proofs for every size 1..40 and every index', ()
     }
   });
 
-  it('fail for any other index, and for any other size checked against that size’s own root', async () => {
-    for (let n = 1; n <= maxSize; n++) {
+  // Every index against every other, and every size against every other, is cubic: sizes up to 20 (trees of depth 5,
+  // perfect at 16 and ragged around it) cover every shape a proof takes, at a seventh of the cost of going to 40.
+  it('fail for any other index, and for any other size checked against that size’s own root (sizes 1..20)', async () => {
+    const pairSize = 20;
+    for (let n = 1; n <= pairSize; n++) {
       for (let i = 0; i < n; i++) {
         const proof = inclusionProof(leaves, i, n);
         for (let j = 0; j < n; j++) {
           if (j !== i) assert.equal(await verifyInclusion(leaves[i] as Buffer, j, n, proof, roots[n] as Buffer), false, `leaf ${i} claimed as ${j} of ${n}`);
         }
         // A size means something only with its own root: together they are what a checkpoint signs.
-        for (let s = i + 1; s <= maxSize; s++) {
+        for (let s = i + 1; s <= pairSize; s++) {
           if (s !== n) assert.equal(await verifyInclusion(leaves[i] as Buffer, i, s, proof, roots[s] as Buffer), false, `proof for ${i} of ${n} as size ${s}`);
         }
         assert.equal(await verifyInclusion(leaves[i] as Buffer, i, i, proof, roots[n] as Buffer), false, 'index == size');
