@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
@@ -22,6 +23,20 @@ describe('freePort', () => {
       assert.ok(port >= 1024 && port < Math.min(low, 32_768), `port ${port}`);
     }
     assert.ok(new Set(ports).size > 30, 'spread at random, not one port for everyone');
+  });
+
+  it('never hands one port to two callers within a minute, in one process or two, though none is listened on yet', async () => {
+    // 300 draws each out of 12,768 ports: without the machine-wide claims two would meet almost surely (birthday bound).
+    const script = `import { freePort } from ${JSON.stringify(new URL('./free-port.ts', import.meta.url).href)};
+      const ports = []; for (let i = 0; i < 300; i++) ports.push(await freePort()); console.log(JSON.stringify(ports));`;
+    const other = new Promise<number[]>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout)))),
+    );
+    const mine: number[] = [];
+    for (let i = 0; i < 300; i++) mine.push(await freePort());
+    const all = [...mine, ...(await other)];
+    assert.equal(all.length, 600);
+    assert.equal(new Set(all).size, 600, 'a port was handed out twice');
   });
 
   it('hands out a port that can then be listened on', async () => {
