@@ -52,6 +52,14 @@ export interface TransactionOutcome {
   events: Array<{ address: Address; name: string | null; args: unknown; topics: Hex[]; data: Hex }>;
 }
 
+/** Whether the node knows the transaction (in its pool or mined). */
+function nodeHolds(client: PublicClient, hash: Hex): Promise<boolean> {
+  return client.getTransaction({ hash }).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** A refusal of the node to take a signed transaction (as opposed to not hearing back from it). */
 function isNetworkFailure(error: unknown): boolean {
   return error instanceof BaseError && error.walk((cause) => cause instanceof HttpRequestError || cause instanceof TimeoutError) !== null;
@@ -136,6 +144,9 @@ export class TransactionSender {
     } catch (error) {
       // Not heard back: the node may hold it, so it stays counted and is reported as submitted.
       if (isNetworkFailure(error) && txHash !== undefined) return pendingOutcome(txHash, maxCostWei);
+      // Refused because the node already has these very bytes: a concurrent retry of the same deployment re-sends what
+      // onSigned recorded, and may reach the node first. That is this transaction sent, not refused.
+      if (txHash !== undefined && (await nodeHolds(client, txHash))) return this.outcome(client, txHash, maxCostWei, request.abi);
       await this.#custody.release(spendId);
       if (txHash !== undefined) await request.onRefused?.();
       if (error instanceof ServiceError) throw error;
