@@ -74,6 +74,8 @@ export class ProcessProvider implements EnvironmentProvider {
     const child = spawn(process.execPath, [...this.#settings.nodeFlags, this.#settings.daemonEntry], {
       env: {
         PATH: process.env.PATH ?? '',
+        // Node's compile cache (set by `platform`): a daemon's bundle is compiled once, not at every user's start.
+        ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}),
         ...this.#settings.daemonEnv,
         DAEMON_USER_ID: user.id,
         DATA_DIR: join(volume, 'data'),
