@@ -36,17 +36,13 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
   if (!(await preparePGliteTemplate())) console.warn('PGlite template not prepared: services will initialise their databases on first start');
 }
 
-// Node's compile cache, where the `platform` command keeps it (cli/bin/platform.js): the modules of the command and of
-// every service, compiled now, so the first `npm start` does not pay for it (a first start took 12 s with the cache
+// Node's compile cache, where the `platform` command keeps it (cli/bin/compile-cache.js): the modules of the command and
+// of every service, compiled now, so the first `npm start` does not pay for it (a first start took 12 s with the cache
 // still empty, 6 s once filled). Loading a module runs no service: each starts only as its process's main module.
 if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
-  const root = new URL('..', import.meta.url).pathname;
-  const warm = `const { services } = await import('./cli/src/services.ts'); await import('./cli/src/platform.ts');
+  const warm = `const { useProjectCompileCache } = await import('./cli/bin/compile-cache.js'); useProjectCompileCache();
+    const { services } = await import('./cli/src/services.ts'); await import('./cli/src/platform.ts');
     for (const service of services) await service.load();`;
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', warm], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || `${root}node_modules/.cache/node-compile-cache` },
-  });
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', warm], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });
   if (result.status !== 0) console.warn('compile cache not prepared: the first start compiles the modules itself');
 }

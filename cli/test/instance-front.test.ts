@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import { freePort } from '@platform/kit/free-port';
+import { listenOnFreePort } from '@platform/testkit/local-server';
 import { startInstanceFront } from '../src/instance-front.ts';
 
 /*
@@ -12,7 +12,7 @@ import { startInstanceFront } from '../src/instance-front.ts';
  */
 
 const limit = 16 * 1024 * 1024;
-const servers: Server[] = [];
+const closers: (() => Promise<void>)[] = [];
 
 /** An instance answering every request with `status` and a body naming it and the size it received. */
 async function instance(name: string, status: number) {
@@ -23,10 +23,9 @@ async function instance(name: string, status: number) {
     });
     request.on('end', () => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ name, size })));
   });
-  server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  servers.push(server);
-  return { name, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, dataLocation: '', stop: async () => {} };
+  const { port, close } = await listenOnFreePort(server);
+  closers.push(close);
+  return { name, url: `http://127.0.0.1:${port}`, dataLocation: '', stop: async () => {} };
 }
 
 const dead = async (name: string) => ({ name, url: `http://127.0.0.1:${await freePort()}`, dataLocation: '', stop: async () => {} });
@@ -34,7 +33,7 @@ const dead = async (name: string) => ({ name, url: `http://127.0.0.1:${await fre
 const fronts: { url: string; stop: () => Promise<void> }[] = [];
 after(async () => {
   await Promise.all(fronts.map((front) => front.stop()));
-  for (const server of servers) server.close();
+  await Promise.all(closers.map((close) => close()));
 });
 
 async function front(instances: Awaited<ReturnType<typeof instance>>[]) {

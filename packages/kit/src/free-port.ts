@@ -17,6 +17,8 @@ const lastPort = 32_767;
 const attempts = 50;
 const claimMs = 60_000;
 const claimsDir = join(tmpdir(), 'platform-free-ports');
+/** Made once per process, on the first claim. */
+let claimsDirMade = false;
 
 /**
  * A loopback port nothing listens on right now and no other caller was given in the last minute, for a process that
@@ -42,7 +44,10 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 function claim(port: number): boolean {
   const file = join(claimsDir, String(port));
   try {
-    mkdirSync(claimsDir, { recursive: true });
+    if (!claimsDirMade) {
+      mkdirSync(claimsDir, { recursive: true });
+      claimsDirMade = true;
+    }
     writeFileSync(file, String(process.pid), { flag: 'wx' });
     return true;
   } catch (error) {

@@ -33,18 +33,10 @@ async function holdingRelay(nodeUrl: string) {
     url: `http://127.0.0.1:${listening.port}`,
     /** Holds the next send: `reached` resolves once it is held, `release` lets it through. */
     holdNextSend() {
-      let reached!: () => void;
-      let release!: () => void;
-      const reachedPromise = new Promise<void>((resolve) => {
-        reached = resolve;
-      });
-      hold = {
-        reached,
-        released: new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-      };
-      return { reached: reachedPromise, release };
+      const reached = Promise.withResolvers<void>();
+      const released = Promise.withResolvers<void>();
+      hold = { reached: reached.resolve, released: released.promise };
+      return { reached: reached.promise, release: released.resolve };
     },
     close: listening.close,
   };
