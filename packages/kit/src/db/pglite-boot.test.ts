@@ -18,6 +18,7 @@ describe('createPGlite: new databases start from the initialised template', () =
     // Reopening must not copy the template over the existing data.
     const again = await createPGlite(dir, {});
     assert.deepEqual((await again.query('select body from notes')).rows, [{ body: 'kept' }]);
+    assert.deepEqual((await again.query(`select current_setting('shared_buffers') as size`)).rows, [{ size: '128MB' }], 'on disk: the default page cache');
     await again.close();
   });
 
@@ -40,6 +41,7 @@ describe('createPGlite: new databases start from the initialised template', () =
       (await db.query<{ name: string }>(`select table_name as name from information_schema.tables where table_schema = 'public'`)).rows.map((r) => r.name);
     assert.deepEqual(await tables(a), ['only_in_a']);
     assert.deepEqual(await tables(b), []);
+    assert.deepEqual((await a.query(`select current_setting('shared_buffers') as size`)).rows, [{ size: '32MB' }], 'in memory: a small page cache');
     await Promise.all([a.close(), b.close()]);
     const c = await createPGlite(undefined, {});
     assert.deepEqual(await tables(c), [], 'the template did not change');
