@@ -3,14 +3,14 @@
  * (PLATFORM_CHECK_RESPONSES=1), so their answers are checked against their declared schemas as an in-process app's
  * are; and Node's compile cache (NODE_COMPILE_CACHE, set by `npm test`), so the hundreds of CLI and service processes
  * the suite starts do not each compile the same modules again (a CLI command's CPU went from 0.6 s to 0.2 s); and
- * PGlite's baseline-only WebAssembly (PLATFORM_PGLITE_LIFTOFF=1, kit `db/pglite-boot.ts`), which halves the CPU of a
- * short-lived process with a database.
+ * PGlite's settings for short-lived processes (PLATFORM_PGLITE_SHORT_LIVED=1, kit `db/pglite-boot.ts`: baseline-only
+ * WebAssembly, a small page cache), which halve the CPU of a process with a database.
  */
 export function testRunSettings(): Record<string, string> {
   const settings: Record<string, string> = {};
   if (process.env.PLATFORM_CHECK_RESPONSES === '1') settings.PLATFORM_CHECK_RESPONSES = '1';
   if (process.env.NODE_COMPILE_CACHE) settings.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE;
-  if (process.env.PLATFORM_PGLITE_LIFTOFF === '1') settings.PLATFORM_PGLITE_LIFTOFF = '1';
+  if (process.env.PLATFORM_PGLITE_SHORT_LIVED === '1') settings.PLATFORM_PGLITE_SHORT_LIVED = '1';
   return settings;
 }
 

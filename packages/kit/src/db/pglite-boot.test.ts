@@ -18,8 +18,27 @@ describe('createPGlite: new databases start from the initialised template', () =
     // Reopening must not copy the template over the existing data.
     const again = await createPGlite(dir, {});
     assert.deepEqual((await again.query('select body from notes')).rows, [{ body: 'kept' }]);
-    assert.deepEqual((await again.query(`select current_setting('shared_buffers') as size`)).rows, [{ size: '128MB' }], 'on disk: the default page cache');
     await again.close();
+  });
+
+  test("on disk, the page cache is PostgreSQL's default, and 32 MB in a short-lived process (PLATFORM_PGLITE_SHORT_LIVED=1)", async () => {
+    const setting = process.env.PLATFORM_PGLITE_SHORT_LIVED;
+    const cacheSize = async (shortLived: boolean) => {
+      process.env.PLATFORM_PGLITE_SHORT_LIVED = shortLived ? '1' : '0';
+      const db = await createPGlite(join(root, `cache-${shortLived}`), {});
+      try {
+        return (await db.query<{ size: string }>(`select current_setting('shared_buffers') as size`)).rows[0]?.size;
+      } finally {
+        await db.close();
+      }
+    };
+    try {
+      assert.equal(await cacheSize(false), '128MB');
+      assert.equal(await cacheSize(true), '32MB');
+    } finally {
+      if (setting === undefined) delete process.env.PLATFORM_PGLITE_SHORT_LIVED;
+      else process.env.PLATFORM_PGLITE_SHORT_LIVED = setting;
+    }
   });
 
   test("a folder holding the service's other files (but no database) gets the template beside them", async () => {

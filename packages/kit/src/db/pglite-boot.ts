@@ -52,16 +52,18 @@ function bytesBlob(bytes: Uint8Array, options: { type?: string; copy: boolean })
 }
 
 /**
- * `PLATFORM_PGLITE_LIFTOFF=1` (set by `npm test`) compiles PGlite's WebAssembly with V8's baseline compiler only.
- * By default V8 also recompiles the module's hot functions with its optimising compiler on background threads, and
- * the process waits for that work at exit: for a short-lived process with a database or two (a test file, a service a
- * test starts) that was most of its CPU (measured: a process opening two databases, 4.6 s of CPU and 3.6 s of wall
- * against 2.3 and 1.9 s; the scheduler's route tests, 7.5 s of CPU against 4.4), while queries ran as fast or faster
- * within its lifetime. Long-running services keep the default, whose optimised code is 10–30 % faster per query once
- * it is ready.
+ * `PLATFORM_PGLITE_SHORT_LIVED=1` (set by `npm test`) says this process lives seconds, not days: PGlite's WebAssembly
+ * is compiled by V8's baseline compiler only, and databases on disk get the small page cache too (below). By default
+ * V8 also recompiles the module's hot functions with its optimising compiler on background threads, and the process
+ * waits for that work at exit: for a process with a database or two (a test file, a service a test starts) that was
+ * most of its CPU (measured: a process opening two databases, 4.6 s of CPU and 3.6 s of wall against 2.3 and 1.9 s;
+ * the scheduler's route tests, 7.5 s of CPU against 4.4), while queries ran as fast or faster within its lifetime.
+ * Long-running services keep the default, whose optimised code is 10–30 % faster per query once it is ready.
  */
+const shortLived = (): boolean => process.env.PLATFORM_PGLITE_SHORT_LIVED === '1';
+
 function useBaselineCompilerIfAsked(): void {
-  if (process.env.PLATFORM_PGLITE_LIFTOFF !== '1') return;
+  if (!shortLived()) return;
   // `--liftoff-only` is not taken once V8 runs; these two, together, are (tier-up off, and its dynamic form off).
   setFlagsFromString('--no-wasm-tier-up');
   setFlagsFromString('--no-wasm-dynamic-tiering');
@@ -136,9 +138,10 @@ function holdsNoDatabase(dir: string): boolean {
  * An in-memory database's "disk" is memory already, so PostgreSQL's own page cache in front of it (128 MB by default,
  * set up at every start) only doubles what is held: 32 MB takes a third off each start's CPU (measured 1.45 → 1.0 s
  * on a 2-core machine, most of it page faults), which the test suite pays hundreds of times. Databases on disk keep
- * the default, where the cache stands in front of real file reads.
+ * the default, where the cache stands in front of real file reads, unless the process is short-lived (0.4 s of CPU
+ * and 0.5 s of wall less per start, for the service processes and platforms tests start).
  */
-const inMemoryStartParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
+const smallCacheStartParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
 
 /**
  * A PGlite instance on `dataDir` (created from the template when new) or in memory (from the template's dump).
@@ -148,14 +151,14 @@ export async function createPGlite(dataDir: string | undefined, options: PGliteO
   const [compiled, initialised] = await Promise.all([loadModules(), loadTemplate()]);
   if (dataDir === undefined) {
     return PGlite.create({
-      startParams: inMemoryStartParams,
+      startParams: smallCacheStartParams,
       ...options,
       ...compiled,
       ...(initialised ? { loadDataDir: initialised.dump() } : {}),
     });
   }
   if (initialised && holdsNoDatabase(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
-  return PGlite.create(dataDir, { ...options, ...compiled });
+  return PGlite.create(dataDir, { ...(shortLived() ? { startParams: smallCacheStartParams } : {}), ...options, ...compiled });
 }
 
 /** Builds the template now (the root postinstall calls it, so the first `npm start` runs no initdb); true when ready. */
