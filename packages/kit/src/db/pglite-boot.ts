@@ -53,7 +53,7 @@ function bytesBlob(bytes: Uint8Array, options: { type?: string; copy: boolean })
 
 /**
  * `PLATFORM_PGLITE_SHORT_LIVED=1` (set by `npm test`) says this process lives seconds, not days: PGlite's WebAssembly
- * is compiled by V8's baseline compiler only, and databases on disk get the small page cache too (below). By default
+ * is compiled by V8's baseline compiler only, and databases start with a small page cache (below). By default
  * V8 also recompiles the module's hot functions with its optimising compiler on background threads, and the process
  * waits for that work at exit: for a process with a database or two (a test file, a service a test starts) that was
  * most of its CPU (measured: a process opening two databases, 4.6 s of CPU and 3.6 s of wall against 2.3 and 1.9 s;
@@ -135,13 +135,13 @@ function holdsNoDatabase(dir: string): boolean {
 }
 
 /**
- * An in-memory database's "disk" is memory already, so PostgreSQL's own page cache in front of it (128 MB by default,
- * set up at every start) only doubles what is held: 32 MB takes a third off each start's CPU (measured 1.45 → 1.0 s
- * on a 2-core machine, most of it page faults), which the test suite pays hundreds of times. Databases on disk keep
- * the default, where the cache stands in front of real file reads, unless the process is short-lived (0.4 s of CPU
- * and 0.5 s of wall less per start, for the service processes and platforms tests start).
+ * PostgreSQL's page cache (128 MB by default) is set up at every start, most of it page faults: in a short-lived
+ * process 32 MB takes a third off each start's CPU (measured 1.45 → 1.0 s in memory, and 0.4 s of CPU and 0.5 s of
+ * wall less on disk, on a 2-core machine), which the test suite pays hundreds of times, and a test's data fits in it
+ * many times over. Everything else keeps the default, so the benches measure what `npm start` runs.
  */
-const smallCacheStartParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
+const shortLivedStartParams = (): Pick<PGliteOptions, 'startParams'> =>
+  shortLived() ? { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'] } : {};
 
 /**
  * A PGlite instance on `dataDir` (created from the template when new) or in memory (from the template's dump).
@@ -151,14 +151,14 @@ export async function createPGlite(dataDir: string | undefined, options: PGliteO
   const [compiled, initialised] = await Promise.all([loadModules(), loadTemplate()]);
   if (dataDir === undefined) {
     return PGlite.create({
-      startParams: smallCacheStartParams,
+      ...shortLivedStartParams(),
       ...options,
       ...compiled,
       ...(initialised ? { loadDataDir: initialised.dump() } : {}),
     });
   }
   if (initialised && holdsNoDatabase(dataDir)) cpSync(initialised.dataDir, dataDir, { recursive: true });
-  return PGlite.create(dataDir, { ...(shortLived() ? { startParams: smallCacheStartParams } : {}), ...options, ...compiled });
+  return PGlite.create(dataDir, { ...shortLivedStartParams(), ...options, ...compiled });
 }
 
 /** Builds the template now (the root postinstall calls it, so the first `npm start` runs no initdb); true when ready. */
