@@ -78,8 +78,13 @@ export async function readEnvelope<T>(response: Response): Promise<T> {
 export function envelopeData<T>(status: number, json: unknown): T {
   const envelope = (json ?? { ok: false }) as Envelope<T>;
   if (status >= 200 && status < 300 && envelope.ok && envelope.data !== undefined) return envelope.data;
+  throw callError(status, envelope);
+}
+
+/** The ServiceCallError a failure envelope (`{ok: false, error}`) answered with `status` stands for. */
+export function callError(status: number, envelope: { error?: Envelope<unknown>['error'] }): ServiceCallError {
   const { code, message, retryable, reason, ...details } = envelope.error ?? { code: 'internal', message: `unexpected ${status} answer` };
-  throw new ServiceCallError(status, code, message, retryable ?? false, reason, details);
+  return new ServiceCallError(status, code, message, retryable ?? false, reason, details);
 }
 
 /**

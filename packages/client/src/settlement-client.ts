@@ -1,5 +1,5 @@
 import type { AgentKey } from './agent-key-type.ts';
-import { ServiceSession, type SessionTransport } from './service-session.ts';
+import { callError, type ServiceCallError, ServiceSession, type SessionTransport } from './service-session.ts';
 
 export interface AccountView {
   did: string;
@@ -57,6 +57,33 @@ export interface WithdrawalView {
   created_at: string;
 }
 
+/** A hold placed by its payer's signed intent (the wire form), for `to`. */
+export interface HoldRequest {
+  to: string;
+  amount: string;
+  ref: string;
+  intent: string;
+  expires_in_seconds: number;
+  idempotency_key?: string;
+}
+
+/** One capture (`amount`, default all) or release of a settle batch. */
+export interface SettleItem {
+  hold_id: string;
+  action: 'capture' | 'release';
+  amount?: string;
+  idempotency_key?: string;
+}
+
+/** One item's answer in a batch: its data, or the error its single route would have answered. */
+export type BatchOutcome<T> = { ok: true; value: T } | { ok: false; error: ServiceCallError };
+
+type BatchAnswer = { results: Array<{ ok: true; data: unknown } | { ok: false; status: number; error: { code: string; message: string } }> };
+
+function outcomeOf<T>(result: BatchAnswer['results'][number]): BatchOutcome<T> {
+  return result.ok ? { ok: true, value: result.data as T } : { ok: false, error: callError(result.status, result) };
+}
+
 /**
  * The settlement service, for an agent: its own account and payments, authenticated by the DID handshake
  * (`X-Ledger-Agent`); `transportToken` is the optional LEDGER_TOKEN fleet gate.
@@ -84,15 +111,21 @@ export class SettlementClient {
    * Escrow for `to`, authorised by the payer's signed intent alone (`intent`, the wire form): no principal token is
    * sent, so the caller may be the payee placing the payer's hold.
    */
-  placeHold(request: {
-    to: string;
-    amount: string;
-    ref: string;
-    intent: string;
-    expires_in_seconds: number;
-    idempotency_key?: string;
-  }): Promise<{ hold: HoldView; seq: number }> {
+  placeHold(request: HoldRequest): Promise<{ hold: HoldView; seq: number }> {
     return this.session.requestWithoutPrincipal('POST', '/v1/hold', request);
+  }
+  /**
+   * Up to 64 holds in one request (`POST /v1/hold/batch`), each authorised by its payer's intent alone as in
+   * `placeHold`; each item answers on its own, in order: a refused one does not fail the others.
+   */
+  async placeHolds(items: HoldRequest[]): Promise<Array<BatchOutcome<{ hold: HoldView; seq: number }>>> {
+    const answer = await this.session.requestWithoutPrincipal<BatchAnswer>('POST', '/v1/hold/batch', { items });
+    return answer.results.map(outcomeOf<{ hold: HoldView; seq: number }>);
+  }
+  /** Up to 64 captures and releases in one request (`POST /v1/hold/batch/settle`) as this agent; each answers on its own. */
+  async settleHolds(items: SettleItem[]): Promise<Array<BatchOutcome<{ hold: HoldView; seq?: number; seqs?: number[] }>>> {
+    const answer = await this.session.request<BatchAnswer>('POST', '/v1/hold/batch/settle', { items });
+    return answer.results.map(outcomeOf<{ hold: HoldView; seq?: number; seqs?: number[] }>);
   }
   /** As the beneficiary: takes `amount` of the hold (default all); the rest returns to the payer at once. */
   capture(holdId: string, request: { amount?: string; idempotency_key?: string }): Promise<{ hold: HoldView; seqs: number[] }> {

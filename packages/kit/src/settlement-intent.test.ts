@@ -7,6 +7,7 @@ import {
   decodeIntent,
   defaultMaxIntentLifetimeSeconds,
   encodeIntent,
+  inspectIntent,
   intentPurposes,
   intentSigningDomain,
   intentSigningText,
@@ -407,5 +408,23 @@ describe('verifyIntent refusals', () => {
     const expiredAndForged = { ...signedWith({ expiry: '2025-01-01T00:00:00Z' }), signature: signedWith({}).signature };
     assert.equal(verifyRefusal(expiredAndForged), 'signature does not verify over the intent');
     assert.equal(verifyRefusal(signedWith({ expiry: '2025-01-01T00:00:00Z' }, otherKey)), 'public_key does not match the key fingerprint of intent.from');
+  });
+});
+
+describe('inspectIntent', () => {
+  it('makes every check of verifyIntent except the signature', () => {
+    const signed = signedWith({});
+    const tampered = { ...signed, intent: { ...signed.intent, amount: '99.000000' } };
+    assert.equal(verifyRefusal(tampered), 'signature does not verify over the intent');
+    const inspected = inspectIntent(tampered, options());
+    assert.equal(inspected.ok && inspected.micros, 99_000_000n);
+    const refusal = (candidate: SignedIntent, extra?: Partial<VerifyIntentOptions>) => {
+      const result = inspectIntent(candidate, options(extra));
+      return result.ok ? 'accepted' : result.reason;
+    };
+    assert.equal(refusal(signedWith({ amount: '0' })), 'intent.amount: amount must be greater than zero');
+    assert.equal(refusal({ ...signed, public_key: publicKeyHex(otherKey) }), 'public_key does not match the key fingerprint of intent.from');
+    assert.equal(refusal(signedWith({ purpose: 'hold' }), { expectedPurpose: 'pay' }), 'intent.purpose is hold, expected pay');
+    assert.equal(refusal(signed, { now: new Date(baseIntent.expiry) }), 'intent has expired');
   });
 });

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
 import { parseAmount } from '@platform/kit/money';
+import { decodeIntent, encodeIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { type Hex, verifyTypedData } from 'viem';
@@ -147,14 +148,21 @@ for (const engine of testEngines()) {
 
     test('payments that do not fit the terms are refused with 402 and the reason; nothing moves', async () => {
       const caller = await fundedCaller();
-      const body = { operation: 'echo', args: {} };
+      const body = { operation: 'echo', args: { text: 'unfit' } };
       const challenge = await market.call('POST', `/v1/invoke/${serviceId}`, { caller, body });
       const terms = challenge.body.detail.terms;
+      // The honest payment with its signature spoiled: the marketplace leaves the signature to settlement.
+      const honest = payTerms(caller.key, terms);
+      const decoded = decodeIntent(honest);
+      assert.ok(decoded.ok);
+      const signature = decoded.signed.signature;
+      const forged = encodeIntent({ ...decoded.signed, signature: `${signature[0] === '0' ? '1' : '0'}${signature.slice(1)}` });
       const cases: Array<[string, string]> = [
         ['payment_wrong_amount', payTerms(caller.key, { ...terms, amount: '0.001000' })],
         ['payment_wrong_ref', payTerms(caller.key, { ...terms, ref: `0x${'0'.repeat(64)}` })],
         ['payment_not_callers', payTerms(generateAgentKey(), terms)],
         ['payment_malformed', 'not-a-payment'],
+        ['payment_invalid', forged],
       ];
       for (const [reason, wire] of cases) {
         const answer = await market.call('POST', `/v1/invoke/${serviceId}`, { caller, body, headers: { 'x-ledger-payment': wire } });
@@ -166,6 +174,12 @@ for (const engine of testEngines()) {
       assert.equal(refused.status, 402, 'settlement refuses a hold without funds');
       assert.match(refused.body.message, /settlement refused the hold/);
       assert.equal((await market.ledger.account(caller.did)).balance, '10.000000');
+      const unfitCalls = () => world.provider.calls.filter((call) => call.body.args.text === 'unfit' && call.body.caller_did === caller.did).length;
+      assert.equal(unfitCalls(), 0, 'no provider was called');
+      // The forged payment left nothing behind: the honest one, with the same nonce (the same key), is served.
+      const paid = await market.call('POST', `/v1/invoke/${serviceId}`, { caller, body, headers: { 'x-ledger-payment': honest } });
+      assert.equal(paid.status, 200, JSON.stringify(paid.body));
+      assert.equal(unfitCalls(), 1);
     });
 
     test('quotes are signed (EIP-712), cap the call, and expire with quote_expired naming the quote', async () => {

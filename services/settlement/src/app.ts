@@ -62,12 +62,14 @@ const principalRoutes = [
   '/v1/hold',
   '/v1/hold/:id/capture',
   '/v1/hold/:id/release',
+  '/v1/hold/batch',
+  '/v1/hold/batch/settle',
   '/v1/withdraw',
   '/v1/settle',
   '/v1/dev/faucet',
 ];
 /** Routes a signed intent in the body can authorise instead of a token. */
-const intentRoutes = ['/v1/pay', '/v1/hold', '/v1/withdraw'];
+const intentRoutes = ['/v1/pay', '/v1/hold', '/v1/hold/batch', '/v1/withdraw'];
 const tokenRoutes = principalRoutes.filter((route) => !intentRoutes.includes(route));
 const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits']);
 

@@ -18,6 +18,7 @@ const principalCalls: Array<['GET' | 'POST', string, unknown]> = [
   ['POST', '/v1/hold', { to: 'did:platform:bob:0123456789abcdef', amount: '1' }],
   ['POST', '/v1/hold/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/capture', {}],
   ['POST', '/v1/hold/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/release', {}],
+  ['POST', '/v1/hold/batch/settle', { items: [{ hold_id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', action: 'release' }] }],
   ['POST', '/v1/withdraw', { amount: '1' }],
   ['POST', '/v1/settle', undefined],
   ['POST', '/v1/dev/faucet', { amount: '1' }],
@@ -138,8 +139,12 @@ describe(`authorization on ${engine?.name}`, () => {
       const decoded = JSON.parse(Buffer.from(good.wire, 'base64url').toString('utf8'));
       decoded.intent.amount = '50';
       const tampered = Buffer.from(JSON.stringify(decoded)).toString('base64url');
-      assert.equal((await s.call('POST', '/v1/pay', { bearer: fleetToken, body: { intent: tampered } })).status, 401);
-      assert.equal((await s.call('POST', '/v1/pay', { bearer: fleetToken, body: { intent: 'not-base64url!' } })).status, 401);
+      // The intent's own faults carry a reason, so a service that handed the caller's intent on can say whose fault it was.
+      for (const wire of [tampered, 'not-base64url!']) {
+        const refused = await s.call('POST', '/v1/pay', { bearer: fleetToken, body: { intent: wire } });
+        assert.equal(refused.status, 401);
+        assert.equal(refused.body.error?.reason, 'intent_invalid', JSON.stringify(refused.body));
+      }
       const disagree = await s.call('POST', '/v1/pay', { bearer: fleetToken, body: { intent: good.wire, amount: '6' } });
       assert.equal(disagree.status, 400);
       const stranger = await s.agent();
@@ -176,7 +181,7 @@ describe('without SETTLEMENT_DEV, operator token or fleet token', () => {
   before(async () => {
     s = await startSettlement(engine as NonNullable<typeof engine>, {
       dev: false,
-      rates: { auth: { perSecond: 1, burst: 2 }, read: { perSecond: 0.5, burst: 3 } },
+      rates: { auth: { perSecond: 1, burst: 2 }, read: { perSecond: 0.5, burst: 3 }, write: { perSecond: 0.5, burst: 4 } },
     });
   });
   after(async () => s.close());
@@ -201,6 +206,22 @@ describe('without SETTLEMENT_DEV, operator token or fleet token', () => {
     s.clock.advance(2_000);
     assert.equal((await s.call('GET', '/v1/info', { remoteAddress: '10.0.0.1' })).status, 200);
     assert.equal((await s.call('GET', '/healthz', { remoteAddress: '10.0.0.1' })).status, 200, 'health is never limited');
+  });
+
+  test('a batch spends a write token per item: one over what is left is 429 and spends none of it', async () => {
+    const agent = await s.agent();
+    const holds = (count: number) =>
+      s.call('POST', '/v1/hold/batch', {
+        remoteAddress: '10.0.0.4',
+        token: agent.token,
+        body: { items: Array.from({ length: count }, () => ({ to: generateAgentKey().did, amount: '1' })) },
+      });
+    const tooMany = await holds(5);
+    assert.deepEqual([tooMany.status, tooMany.body.error?.code, tooMany.headers['retry-after']], [429, 'rate_limited', '2']);
+    const fits = await holds(3);
+    assert.equal(fits.status, 200, 'read: its items answer on their own (no funds here)');
+    assert.equal(fits.body.data.results.length, 3);
+    assert.equal((await holds(1)).status, 429);
   });
 });
 

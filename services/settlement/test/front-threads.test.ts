@@ -139,6 +139,29 @@ for (const engine of ['pglite', 'postgres'] as const) {
       assert.equal(balance.json.data.balance, '88.000000');
     });
 
+    test('a batch of holds and one of their captures through a thread: each item answered in order, a refused one alone', async () => {
+      const payer = await agent('10');
+      const payee = await agent();
+      const items = ['1', '50', '2'].map((amount) => ({ to: payee.did, amount, expires_in_seconds: 60 }));
+      const placed = await request(base, 'POST', '/v1/hold/batch', asAgent(payer.token, { items }));
+      assert.equal(placed.status, 200, placed.text);
+      const [small, tooLarge, other] = placed.json.data.results;
+      assert.deepEqual([small.ok, tooLarge.status, tooLarge.error.reason, other.ok], [true, 409, 'insufficient_funds', true]);
+      const settled = await request(
+        base,
+        'POST',
+        '/v1/hold/batch/settle',
+        asAgent(payee.token, { items: [small, other].map((result) => ({ hold_id: result.data.hold.id, action: 'capture', amount: '0.5' })) }),
+      );
+      assert.equal(settled.status, 200, settled.text);
+      assert.deepEqual(
+        settled.json.data.results.map((result: { data: { hold: { status: string } } }) => result.data.hold.status),
+        ['captured', 'captured'],
+      );
+      const balance = await request(base, 'GET', '/v1/balance', { headers: { ...fleet, 'x-ledger-agent': payee.token } });
+      assert.equal(balance.json.data.balance, '1.000000');
+    });
+
     test('errors keep their envelopes: 401, 400, 409 with its reason, 413 and 415 from the threads; 404 and the reads relayed', async () => {
       const payer = await agent('1');
       const to = generateAgentKey().did;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import pino from 'pino';
 import { createServiceApp } from './create-app.ts';
-import { type BucketRate, localBuckets, parseBucketRate, rateLimit, type TakeToken, TokenBuckets } from './rate-limit.ts';
+import { type BucketRate, chargeForItems, localBuckets, parseBucketRate, rateLimit, type TakeToken, TokenBuckets } from './rate-limit.ts';
 
 /** Takes `count` tokens of `key` and returns how many were allowed. */
 function takeMany(buckets: TokenBuckets, key: string, count: number): number {
@@ -53,6 +53,18 @@ describe('TokenBuckets', () => {
     assert.equal(takeMany(buckets, 'a', 2), 1);
     clock.advance(60_000);
     assert.equal(takeMany(buckets, 'a', 6), 5);
+  });
+
+  it('takes several tokens at once, all or none', () => {
+    const clock = new ManualClock();
+    const buckets = new TokenBuckets({ rate: { perSecond: 1, burst: 5 }, clock });
+    assert.deepEqual(buckets.take('a', 3), { allowed: true });
+    assert.deepEqual(buckets.take('a', 3), { allowed: false, retryAfterSeconds: 1 }, 'two left: none taken');
+    assert.deepEqual(buckets.take('a', 2), { allowed: true });
+    assert.deepEqual(buckets.take('a', 9), { allowed: false, retryAfterSeconds: 5 }, 'more than the burst: a full bucket');
+    clock.advance(5000);
+    assert.deepEqual(buckets.take('a', 9), { allowed: true });
+    assert.deepEqual(buckets.take('a'), { allowed: false, retryAfterSeconds: 1 });
   });
 
   it('keeps separate keys independent', () => {
@@ -171,6 +183,22 @@ describe('rateLimit', () => {
     assert.equal(reached.count, 2);
     clock.advance(2000);
     assert.equal((await app.inject({ method: 'POST', url: '/v1/pay' })).statusCode, 200);
+  });
+
+  it('charges a request for the items its body asks for, after the one its arrival took', async () => {
+    const clock = new ManualClock();
+    const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
+    rateLimit(app, { classes: { write: { perSecond: 0.5, burst: 4 } }, classify: () => 'write', clock });
+    app.post('/v1/batch', async (request) => {
+      await chargeForItems(request, (request.body as { items: number }).items);
+      return { ok: true, data: {} };
+    });
+    const batch = (items: number) => app.inject({ method: 'POST', url: '/v1/batch', payload: { items } });
+    const tooMany = await batch(5);
+    assert.equal(tooMany.statusCode, 429);
+    assert.equal(tooMany.headers['retry-after'], '2');
+    assert.equal((await batch(3)).statusCode, 200, 'the refused batch spent only its arrival’s token');
+    assert.equal((await batch(1)).statusCode, 429);
   });
 
   it('keeps classes independent: spending write leaves read untouched', async () => {

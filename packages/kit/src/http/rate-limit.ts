@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
 
@@ -41,8 +41,12 @@ export class TokenBuckets {
     return this.#buckets.size;
   }
 
-  /** Spends one token of `key`'s bucket, or says how many whole seconds until one is available. */
-  take(key: string): TakeResult {
+  /**
+   * Spends `count` tokens of `key`'s bucket (all or none), or says how many whole seconds until they are available.
+   * More than the burst costs a full bucket, so a request that large can still pass, at the slowest rate.
+   */
+  take(key: string, count = 1): TakeResult {
+    const needed = Math.min(count, this.#rate.burst);
     const now = this.#clock.now().getTime();
     let bucket = this.#buckets.get(key);
     if (bucket) {
@@ -53,11 +57,11 @@ export class TokenBuckets {
       bucket = { tokens: this.#rate.burst, at: now };
     }
     this.#buckets.set(key, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= needed) {
+      bucket.tokens -= needed;
       return { allowed: true };
     }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate.perSecond)) };
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((needed - bucket.tokens) / this.#rate.perSecond)) };
   }
 
   #refill(bucket: Bucket, now: number): void {
@@ -87,8 +91,8 @@ export class TokenBuckets {
   }
 }
 
-/** Takes one token of `key`'s bucket in class `className`: here, or in the thread that keeps the buckets. */
-export type TakeToken = (className: string, key: string) => TakeResult | Promise<TakeResult>;
+/** Takes `count` tokens (default one) of `key`'s bucket in class `className`: here, or in the thread that keeps the buckets. */
+export type TakeToken = (className: string, key: string, count?: number) => TakeResult | Promise<TakeResult>;
 
 /**
  * One bucket set per class, in this thread: what `rateLimit` uses unless given another `take`. A service that serves
@@ -100,10 +104,10 @@ export type TakeToken = (className: string, key: string) => TakeResult | Promise
 export function localBuckets(classes: Record<string, BucketRate>, clock: Clock): TakeToken {
   const buckets = new Map<string, TokenBuckets>();
   for (const [name, rate] of Object.entries<BucketRate>(classes)) buckets.set(name, new TokenBuckets({ rate, clock }));
-  return (className, key) => {
+  return (className, key, count) => {
     const classBuckets = buckets.get(className);
     if (!classBuckets) throw new Error(`rate limit class ${className} is not configured`);
-    return classBuckets.take(key);
+    return classBuckets.take(key, count);
   };
 }
 
@@ -128,16 +132,42 @@ export interface RateLimitOptions<Class extends string> {
  */
 export function rateLimit<Class extends string>(app: FastifyInstance, options: RateLimitOptions<Class>): void {
   const take = options.take ?? localBuckets(options.classes, options.clock);
+  app.decorateRequest('rateLimitExtra', null);
   app.addHook('onRequest', async (request, reply) => {
     const name = options.classify(request);
     if (name === undefined) return;
     const taken = take(name, request.ip);
     const result = taken instanceof Promise ? await taken : taken;
-    if (result.allowed) return;
-    // The error handler only drops content-type and content-length, so this header reaches the 429.
-    reply.header('Retry-After', String(result.retryAfterSeconds));
-    throw new ServiceError('rate_limited', `too many ${name} requests from this address; retry after ${result.retryAfterSeconds} s`);
+    if (result.allowed) {
+      request.rateLimitExtra = async (count) => refuseUnless(reply, name, await take(name, request.ip, count));
+      return;
+    }
+    refuseUnless(reply, name, result);
   });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Takes more tokens for a request that does the work of several (set by `rateLimit` on limited requests). */
+    rateLimitExtra: ((count: number) => Promise<void>) | null;
+  }
+}
+
+/**
+ * Charges a request for `count` requests' worth of work once its body says how much it asks for (a batch of items):
+ * `count - 1` more tokens of its class, or 429 as a flood of single requests would be. Unlimited requests pay nothing.
+ *
+ * @example await chargeForItems(request, request.body.items.length)
+ */
+export async function chargeForItems(request: FastifyRequest, count: number): Promise<void> {
+  if (count > 1) await request.rateLimitExtra?.(count - 1);
+}
+
+function refuseUnless(reply: FastifyReply, name: string, result: TakeResult): void {
+  if (result.allowed) return;
+  // The error handler only drops content-type and content-length, so this header reaches the 429.
+  reply.header('Retry-After', String(result.retryAfterSeconds));
+  throw new ServiceError('rate_limited', `too many ${name} requests from this address; retry after ${result.retryAfterSeconds} s`);
 }
 
 /**

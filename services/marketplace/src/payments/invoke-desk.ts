@@ -18,7 +18,7 @@ import type { Quotes } from './quotes.ts';
 import { PaymentRefused, type SettlementGateway } from './settlement-gateway.ts';
 import type { Signatures } from './signatures.ts';
 import type { TabDesk } from './tab-desk.ts';
-import { checkPayment, type PaymentTerms, paymentRequired } from './terms.ts';
+import { checkPayment, type PaymentTerms, paymentRequired, refusedHold } from './terms.ts';
 
 /** Extra seconds a hold outlives its provider call: time to capture after a slow answer. */
 const holdMarginSeconds = 120;
@@ -189,8 +189,7 @@ export class InvokeDesk {
       } catch (error) {
         // Nothing moved: free the key, so the caller can pay again (a new intent) under it.
         await this.invocations.forget(invocation.id);
-        if (error instanceof PaymentRefused)
-          throw paymentRequired(terms, `settlement refused the hold: ${error.message}`, error.reason ?? `settlement_${error.code}`);
+        if (error instanceof PaymentRefused) throw refusedHold(terms, error);
         throw error;
       }
       // Noted with the outcome, not now: one write less per call. A hold whose call is interrupted before then

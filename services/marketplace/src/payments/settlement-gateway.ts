@@ -1,9 +1,13 @@
 import type { AgentKey } from '@platform/client/agent-key';
 import { ServiceCallError, type SessionTransport } from '@platform/client/service-session';
-import { type HoldView, SettlementClient } from '@platform/client/settlement-client';
+import { type HoldRequest, type HoldView, type SettleItem, SettlementClient } from '@platform/client/settlement-client';
 import { ServiceError } from '@platform/kit/errors';
 import { type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
 import { formatAmount } from '@platform/kit/money';
+import { TurnBatcher } from '@platform/kit/turn-batcher';
+
+/** Items in one batch request to settlement: its own limit (`POST /v1/hold/batch`). */
+const settlementBatchItems = 64;
 
 /** Settlement refused to move funds for a reason the caller can act on (bad intent, insufficient funds, …). */
 export class PaymentRefused extends Error {
@@ -30,15 +34,25 @@ export class PaymentRefused extends Error {
 export class SettlementGateway {
   readonly #agent: AgentKey;
   readonly #client: SettlementClient;
+  /**
+   * Holds, captures and releases asked for in one turn of the event loop go to settlement as one batch request each:
+   * at load, a group of calls finishing together (one commit of the call ledger) asks for dozens at once, and each
+   * request cost settlement its HTTP, bearer and token checks and a wake-up, and the marketplace a request of its own.
+   */
+  readonly #holds: TurnBatcher<HoldRequest, { hold: HoldView; seq: number }>;
+  readonly #settles: TurnBatcher<SettleItem, { hold: HoldView; seq?: number; seqs?: number[] }>;
 
   constructor(options: { baseUrl: string; ledgerToken: string; agent: AgentKey; client: JsonClient }) {
     this.#agent = options.agent;
-    this.#client = new SettlementClient({
+    const client = new SettlementClient({
       baseUrl: options.baseUrl,
       key: options.agent,
       ...(options.ledgerToken === '' ? {} : { transportToken: options.ledgerToken }),
       transport: overJsonClient(options.client),
     });
+    this.#client = client;
+    this.#holds = new TurnBatcher((items) => client.placeHolds(items), settlementBatchItems);
+    this.#settles = new TurnBatcher((items) => client.settleHolds(items), settlementBatchItems);
   }
 
   /** The marketplace's DID at settlement: the payee of every hold. */
@@ -51,7 +65,7 @@ export class SettlementGateway {
     terms: { amount: string; ref: string; expiresInSeconds: number; idempotencyKey: string },
   ): Promise<{ hold: HoldView; seq: number }> {
     return refusals(() =>
-      this.#client.placeHold({
+      this.#holds.add({
         to: this.#agent.did,
         amount: terms.amount,
         ref: terms.ref,
@@ -63,13 +77,15 @@ export class SettlementGateway {
   }
 
   /** Takes `amount` of the hold (the rest returns to the payer at once). */
-  capture(holdId: string, amount: string, idempotencyKey: string): Promise<{ hold: HoldView; seqs: number[] }> {
-    return refusals(() => this.#client.capture(holdId, { amount, idempotency_key: idempotencyKey }));
+  async capture(holdId: string, amount: string, idempotencyKey: string): Promise<{ hold: HoldView; seqs: number[] }> {
+    const captured = await refusals(() => this.#settles.add({ hold_id: holdId, action: 'capture', amount, idempotency_key: idempotencyKey }));
+    return { hold: captured.hold, seqs: captured.seqs ?? [] };
   }
 
   /** Returns the whole hold to the payer. */
-  release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
-    return refusals(() => this.#client.release(holdId, { idempotency_key: idempotencyKey }));
+  async release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
+    const released = await refusals(() => this.#settles.add({ hold_id: holdId, action: 'release', idempotency_key: idempotencyKey }));
+    return { hold: released.hold, seq: released.seq ?? 0 };
   }
 
   /**

@@ -8,7 +8,7 @@ import type { ListingTable, MarketplaceSchema, TabTable } from '../db/schema.ts'
 import { tabRef } from './binding.ts';
 import { activeListing, money, operationOf, unitPriceMicros } from './pricing.ts';
 import { PaymentRefused, type SettlementGateway } from './settlement-gateway.ts';
-import { checkPayment, type PaymentTerms, paymentRequired } from './terms.ts';
+import { checkPayment, type PaymentTerms, paymentRequired, refusedHold } from './terms.ts';
 
 export type TabKind = TabTable['kind'];
 
@@ -119,8 +119,7 @@ export class Tabs {
       });
       holdId = placed.hold.id;
     } catch (error) {
-      if (error instanceof PaymentRefused)
-        throw paymentRequired(terms, `settlement refused the hold: ${error.message}`, error.reason ?? `settlement_${error.code}`);
+      if (error instanceof PaymentRefused) throw refusedHold(terms, error);
       throw error;
     }
     const now = this.#clock.now();

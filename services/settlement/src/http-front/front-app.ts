@@ -49,7 +49,7 @@ export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: F
     classes: deps.rates,
     classify: (request) => (request.routeOptions.url === relayUrl ? undefined : classify(request)),
     clock,
-    take: (className, key) => main.call<TakeResult>('take', { className, key }),
+    take: (className, key, count) => main.call<TakeResult>('take', { className, key, count }),
   });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   registerGatedRoutes(app, { transportToken: deps.transportToken, tokenKey, clock }, (gated) => {

@@ -26,7 +26,7 @@ export interface FrontThreadsOptions {
   app: FastifyInstance;
   submit: (command: Command) => Promise<unknown>;
   receipt: (seq: number) => Promise<unknown>;
-  take: (className: string, key: string) => unknown;
+  take: (className: string, key: string, count?: number) => unknown;
   hub: EventHub;
   logger: Logger;
   /** Threads started again after one stopped unexpectedly, over the process's life, before giving up. Default 3 per thread. */
@@ -107,7 +107,7 @@ export class FrontThreads implements Listener {
       ready: () => markReady(),
       submit: (command: Command) => this.#options.submit(command),
       receipt: (seq: number) => this.#options.receipt(seq),
-      take: ({ className, key }: { className: string; key: string }) => this.#options.take(className, key),
+      take: ({ className, key, count }: { className: string; key: string; count?: number }) => this.#options.take(className, key, count),
       relay: (request: RelayedRequest) => this.#relay(request),
       subscribe: ({ id, lastEventId }: { id: number; lastEventId: string | null }) => this.#subscribe(rpc, streams, id, lastEventId),
       streamFlushed: ({ id, bytes }: { id: number; bytes: number }) => streams.get(id)?.flushed(bytes),

@@ -26,9 +26,10 @@ export function tokenDid(request: FastifyRequest): string {
 export function authorise(request: FastifyRequest, clock: Clock, wire: string | undefined, purpose: IntentPurpose): Authorisation {
   if (wire === undefined) return { via: 'token', did: tokenDid(request) };
   const decoded = decodeIntent(wire);
-  if (!decoded.ok) throw new ServiceError('unauthorized', `intent is malformed: ${decoded.reason}`);
+  // The reason tells a service that handed the caller's intent on (the marketplace) that the intent was at fault.
+  if (!decoded.ok) throw new ServiceError('unauthorized', `intent is malformed: ${decoded.reason}`, { details: { reason: 'intent_invalid' } });
   const verified = verifyIntent(decoded.signed, { now: clock.now(), expectedPurpose: purpose });
-  if (!verified.ok) throw new ServiceError('unauthorized', `intent refused: ${verified.reason}`);
+  if (!verified.ok) throw new ServiceError('unauthorized', `intent refused: ${verified.reason}`, { details: { reason: 'intent_invalid' } });
   const did = canonicalDid(verified.payer);
   if (request.principal) {
     const tokenParsed = parseDid(request.principal.did);

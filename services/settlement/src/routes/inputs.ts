@@ -13,6 +13,10 @@ export const limits = {
   idempotencyKeyChars: 128,
   didChars: 256,
   bodyBytes: 16 * 1024,
+  /** Items in one batch request (`POST /v1/hold/batch`, `POST /v1/hold/batch/settle`). */
+  batchItems: 64,
+  /** A batch's body: each item as large as its single route's body may be. */
+  batchBodyBytes: 64 * 16 * 1024,
 } as const;
 
 export const DidText = Type.String({ maxLength: limits.didChars, description: 'Agent DID, did:platform:<label>:<16 hex>' });

@@ -1,11 +1,15 @@
-import { okSchema } from '@platform/kit/envelope';
+import { type FailureBody, failure, okSchema } from '@platform/kit/envelope';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { toServiceError } from '@platform/kit/http/error-handler';
+import { chargeForItems } from '@platform/kit/http/rate-limit';
 import { maxIntentWireLength } from '@platform/kit/settlement-intent';
-import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
+import type { Command } from '../ledger/commands.ts';
 import { type Authorisation, agreeWithIntent, authorise, tokenDid } from './authorise.ts';
-import { AmountText, amountInput, DidText, didInput, IdempotencyKey, idempotencyClaim, Ref, uuidInput } from './inputs.ts';
-import { MovementResults } from './responses.ts';
+import { AmountText, amountInput, DidText, didInput, IdempotencyKey, idempotencyClaim, limits, Ref, uuidInput } from './inputs.ts';
+import { BatchResults, MovementResults } from './responses.ts';
 import type { MovementDeps } from './route-deps.ts';
 
 const Intent = Type.String({
@@ -35,6 +39,39 @@ function transferTerms(body: { to?: string | undefined; amount?: string | undefi
   }
   if (body.to === undefined || body.amount === undefined) throw invalidRequest('to and amount are required');
   return { to: didInput(body.to, 'to'), micros: amountInput(body.amount), ref: body.ref ?? '' };
+}
+
+/** One item of `POST /v1/hold/batch/settle`: the capture or release route's body, with the hold it is for. */
+const SettleItem = Type.Object(
+  {
+    hold_id: Type.String({ maxLength: 64 }),
+    action: Type.Union([Type.Literal('capture'), Type.Literal('release')]),
+    amount: Type.Optional(Type.Unsafe<string>({ ...AmountText, description: 'capture only: how much to take (default all)' })),
+    idempotency_key: Type.Optional(IdempotencyKey),
+  },
+  { additionalProperties: false },
+);
+
+/** A capture or release as the principal, from its route's params and body or a settle batch's item. */
+function settleCommand(request: FastifyRequest, item: Static<typeof SettleItem>, idField: string): Command {
+  const holdId = uuidInput(item.hold_id, idField);
+  const caller = tokenDid(request);
+  if (item.action === 'release') {
+    if (item.amount !== undefined) throw invalidRequest('a release takes no amount: it returns the whole hold', { field: 'amount' });
+    return { kind: 'release', caller, holdId, idempotency: idempotencyClaim(item.idempotency_key, 'release', { hold_id: holdId }) };
+  }
+  const micros = item.amount === undefined ? undefined : amountInput(item.amount);
+  const idempotency = idempotencyClaim(item.idempotency_key, 'capture', { hold_id: holdId, amount: micros?.toString() ?? null });
+  return { kind: 'capture', caller, holdId, micros, idempotency };
+}
+
+type ItemAnswer = { ok: true; data: unknown } | (FailureBody & { status: number });
+
+/** A batch item's failure as its single route would have answered it; what is not the caller's fault is logged. */
+function itemFailure(request: FastifyRequest, reason: unknown): ItemAnswer {
+  const error = toServiceError(reason);
+  if (error.status >= 500 && error.code !== 'unavailable') request.log.error({ err: reason }, 'a batch item failed');
+  return { ...failure(error), status: error.status };
 }
 
 /** The routes that move money: each becomes one sequencer command, acknowledged once durable. */
@@ -70,37 +107,29 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
     },
   });
 
+  const HoldBody = Type.Object(
+    {
+      ...transferFields,
+      expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: deps.holdMaxSeconds, description: `Default ${defaultHoldSeconds}` })),
+    },
+    { additionalProperties: false },
+  );
+  const holdCommand = (request: FastifyRequest, body: Static<typeof HoldBody>): Command => {
+    const auth = authorise(request, clock, body.intent, 'hold');
+    const { to: payee, micros, ref } = transferTerms(body, auth);
+    const seconds = body.expires_in_seconds ?? defaultHoldSeconds;
+    const expiresAt = new Date(clock.now().getTime() + seconds * 1000);
+    const idempotency = idempotencyClaim(body.idempotency_key, 'hold', { to: payee, amount: micros.toString(), ref, expires_in_seconds: seconds });
+    return { kind: 'hold', payer: auth.did, payee, micros, ref, expiresAt, idempotency, nonce: auth.via === 'intent' ? auth.nonce : undefined };
+  };
+
   app.post('/v1/hold', {
     schema: {
       description: 'Lock an amount for a beneficiary until it captures, either side releases, or it expires.',
-      body: Type.Object(
-        {
-          ...transferFields,
-          expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: deps.holdMaxSeconds, description: `Default ${defaultHoldSeconds}` })),
-        },
-        { additionalProperties: false },
-      ),
+      body: HoldBody,
       response: { 200: okSchema(MovementResults.hold) },
     },
-    handler: async (request) => {
-      const body = request.body;
-      const auth = authorise(request, clock, body.intent, 'hold');
-      const { to: payee, micros, ref } = transferTerms(body, auth);
-      const seconds = body.expires_in_seconds ?? defaultHoldSeconds;
-      const expiresAt = new Date(clock.now().getTime() + seconds * 1000);
-      const idempotency = idempotencyClaim(body.idempotency_key, 'hold', { to: payee, amount: micros.toString(), ref, expires_in_seconds: seconds });
-      const data = await sequencer.submit({
-        kind: 'hold',
-        payer: auth.did,
-        payee,
-        micros,
-        ref,
-        expiresAt,
-        idempotency,
-        nonce: auth.via === 'intent' ? auth.nonce : undefined,
-      });
-      return { ok: true as const, data };
-    },
+    handler: async (request) => ({ ok: true as const, data: await sequencer.submit(holdCommand(request, request.body)) }),
   });
 
   app.post('/v1/hold/:id/capture', {
@@ -111,12 +140,8 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
       response: { 200: okSchema(MovementResults.capture) },
     },
     handler: async (request) => {
-      const holdId = uuidInput(request.params.id, 'id');
-      const body = request.body;
-      const micros = body.amount === undefined ? undefined : amountInput(body.amount);
-      const idempotency = idempotencyClaim(body.idempotency_key, 'capture', { hold_id: holdId, amount: micros?.toString() ?? null });
-      const data = await sequencer.submit({ kind: 'capture', caller: tokenDid(request), holdId, micros, idempotency });
-      return { ok: true as const, data };
+      const command = settleCommand(request, { hold_id: request.params.id, action: 'capture', ...request.body }, 'id');
+      return { ok: true as const, data: await sequencer.submit(command) };
     },
   });
 
@@ -128,12 +153,52 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
       response: { 200: okSchema(MovementResults.release) },
     },
     handler: async (request) => {
-      const holdId = uuidInput(request.params.id, 'id');
-      const idempotency = idempotencyClaim(request.body.idempotency_key, 'release', { hold_id: holdId });
-      const data = await sequencer.submit({ kind: 'release', caller: tokenDid(request), holdId, idempotency });
-      return { ok: true as const, data };
+      const command = settleCommand(request, { hold_id: request.params.id, action: 'release', ...request.body }, 'id');
+      return { ok: true as const, data: await sequencer.submit(command) };
     },
   });
+
+  app.post('/v1/hold/batch', {
+    bodyLimit: limits.batchBodyBytes,
+    schema: {
+      description: `Place up to ${limits.batchItems} holds in one request, each as POST /v1/hold would (its own intent or the principal token); each item answers on its own.`,
+      body: Type.Object({ items: Type.Array(HoldBody, { minItems: 1, maxItems: limits.batchItems }) }, { additionalProperties: false }),
+      response: { 200: okSchema(BatchResults.holds) },
+    },
+    handler: async (request) => ({ ok: true as const, data: { results: await batch(request, request.body.items, (item) => holdCommand(request, item)) } }),
+  });
+
+  app.post('/v1/hold/batch/settle', {
+    bodyLimit: limits.batchBodyBytes,
+    schema: {
+      description: `Capture or release up to ${limits.batchItems} holds in one request, as the principal (the beneficiary, or the payer after expiry); each item answers on its own.`,
+      body: Type.Object({ items: Type.Array(SettleItem, { minItems: 1, maxItems: limits.batchItems }) }, { additionalProperties: false }),
+      response: { 200: okSchema(BatchResults.settle) },
+    },
+    handler: async (request) => {
+      // Every item is the principal's: without one the whole request is refused, as each single route would be.
+      tokenDid(request);
+      return { ok: true as const, data: { results: await batch(request, request.body.items, (item) => settleCommand(request, item, 'hold_id')) } };
+    },
+  });
+
+  /**
+   * A batch's items, each submitted as its single route would submit it, all in this turn and in order (so they
+   * join the sequencer's next group together), each answered on its own: a refused item does not fail the others.
+   */
+  async function batch<T>(request: FastifyRequest, items: readonly T[], command: (item: T) => Command): Promise<ItemAnswer[]> {
+    // A batch is as many writes as it has items: from a public address, it spends as many of the write limit's tokens.
+    await chargeForItems(request, items.length);
+    const submitted = items.map((item) => {
+      try {
+        return sequencer.submit(command(item));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
+    const settled = await Promise.allSettled(submitted);
+    return settled.map((outcome) => (outcome.status === 'fulfilled' ? { ok: true as const, data: outcome.value } : itemFailure(request, outcome.reason)));
+  }
 
   app.post('/v1/withdraw', {
     schema: {

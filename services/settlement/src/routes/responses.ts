@@ -1,6 +1,7 @@
+import { FailureSchema, okSchema } from '@platform/kit/envelope';
 import { receiptKinds } from '@platform/kit/receipt-log/receipt';
 import { amount, did, evmAddress, hex32, isoTime, nullable, untyped, uuid } from '@platform/kit/wire-schemas';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 
 /**
  * The response schemas of settlement's routes, written from what they answer (`ledger/views.ts`, the sequencer's
@@ -142,4 +143,21 @@ export const MovementResults = {
   release: untyped(Type.Object({ hold: HoldView, seq: seq() })),
   withdraw: untyped(Type.Object({ withdrawal: WithdrawalView, seq: seq() })),
   deposit: Type.Object({ deposit: DepositView, replayed: Type.Boolean({ description: 'The same chain event was credited before' }) }),
+};
+
+/** One item's answer in a batch: what the single route would have answered, its HTTP status beside a failure. */
+const itemFailure = Type.Object(
+  {
+    ok: Type.Literal(false),
+    status: Type.Integer({ description: 'The HTTP status the single route would have answered' }),
+    error: untyped(FailureSchema.properties.error),
+  },
+  { description: 'This item failed; the others stand on their own' },
+);
+const batchOf = (item: TSchema, description: string) => Type.Object({ results: Type.Array(Type.Union([okSchema(item), itemFailure]), { description }) });
+
+/** The batch routes' answers: one result per item, in the items' order. */
+export const BatchResults = {
+  holds: batchOf(MovementResults.hold, 'One per item, in order: as POST /v1/hold answers it'),
+  settle: batchOf(Type.Union([MovementResults.capture, MovementResults.release]), 'One per item, in order: as the capture or release route answers it'),
 };
