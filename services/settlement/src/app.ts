@@ -20,6 +20,7 @@ import type { SequencerKey } from './ledger/ledger-key.ts';
 import type { Sequencer } from './ledger/sequencer.ts';
 import type { LedgerReads } from './reads/ledger-reads.ts';
 import { registerAccountRoutes, registerOperatorRoutes } from './routes/account-routes.ts';
+import type { SignatureVerifier } from './routes/authorise.ts';
 import { limits } from './routes/inputs.ts';
 import { registerMovementRoutes } from './routes/movement-routes.ts';
 import { registerPublicRoutes } from './routes/public-routes.ts';
@@ -46,6 +47,8 @@ export interface AppDeps {
   dev: boolean;
   window: WindowSettings;
   holdMaxSeconds: number;
+  /** Where intents' signatures are checked (a worker thread); inline when absent. */
+  intentSignatures?: SignatureVerifier;
   rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   /** The rate-limit buckets, when the service's front threads take from the same ones; this app's own otherwise. */
   takeToken?: TakeToken;
@@ -116,7 +119,14 @@ export function buildApp(deps: AppDeps) {
   // First: a flood is refused before any token is checked or body read.
   rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock, take: deps.takeToken });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
-  const routes = { sequencer: deps.sequencer, reads: deps.reads, clock: deps.clock, chain: deps.chain, holdMaxSeconds: deps.holdMaxSeconds };
+  const routes = {
+    sequencer: deps.sequencer,
+    reads: deps.reads,
+    clock: deps.clock,
+    chain: deps.chain,
+    holdMaxSeconds: deps.holdMaxSeconds,
+    ...(deps.intentSignatures ? { intentSignatures: deps.intentSignatures } : {}),
+  };
   registerGatedRoutes(app, { transportToken: deps.transportToken, tokenKey, clock: deps.clock }, (gated) => {
     registerMovementRoutes(gated, routes);
     registerAccountRoutes(gated, { ...routes, dev: deps.dev });

@@ -1,4 +1,5 @@
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { Ed25519Worker } from '@platform/kit/auth/ed25519-worker';
 import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
@@ -71,6 +72,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   live?.attach(sequencer);
   const takeToken = localBuckets(config.rates, clock);
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
+  // Intents' signatures off the sequencer's thread; front threads, when there are some, check them on their own.
+  const intentSignatures = config.httpThreads === 0 ? new Ed25519Worker() : undefined;
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -90,6 +93,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     rates: config.rates,
     takeToken,
     trustProxy: config.trustProxy,
+    ...(intentSignatures ? { intentSignatures } : {}),
   });
   const listener =
     config.httpThreads === 0
@@ -137,6 +141,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       () => hub.stop(),
       async () => live?.stop(),
       () => sequencer.stop(),
+      async () => intentSignatures?.close(),
       () => database.close(),
     ],
   });

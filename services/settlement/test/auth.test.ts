@@ -27,7 +27,8 @@ const principalCalls: Array<['GET' | 'POST', string, unknown]> = [
 describe(`authorization on ${engine?.name}`, () => {
   let s: Settlement;
   before(async () => {
-    s = await startSettlement(engine as NonNullable<typeof engine>, { transportToken: fleetToken });
+    // Intents are checked on the worker thread here, as the service process checks them (the harness's default is inline).
+    s = await startSettlement(engine as NonNullable<typeof engine>, { transportToken: fleetToken, intentWorker: true });
   });
   after(async () => s.close());
 

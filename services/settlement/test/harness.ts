@@ -1,5 +1,6 @@
 import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { Ed25519Worker } from '@platform/kit/auth/ed25519-worker';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
 import type { TestEngine } from '@platform/testkit/databases';
@@ -38,6 +39,8 @@ export interface HarnessOptions {
   /** The sequencer's tick (expiry sweep, window age); long by default so tests decide when it runs. */
   tickMs?: number;
   recentIdempotencyKeys?: number;
+  /** Check intents' signatures on a worker thread, as the service process does (inline otherwise). */
+  intentWorker?: boolean;
   /** Wire a live chain: the vault on this node (deployed by the service, as in development). */
   chain?: { rpcUrl: string; dataDir: string } & Partial<Omit<ChainSettings, 'rpcUrl'>>;
 }
@@ -102,6 +105,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   });
   live?.attach(sequencer);
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
+  const intentSignatures = options.intentWorker ? new Ed25519Worker() : undefined;
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -119,6 +123,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     window,
     holdMaxSeconds: 30 * 86_400,
     rates: { read: lenient, write: lenient, auth: lenient, ...options.rates },
+    ...(intentSignatures ? { intentSignatures } : {}),
   });
   await app.ready();
   sequencer.start();
@@ -173,6 +178,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   async function close() {
     await live?.stop();
     await app.close();
+    await intentSignatures?.close();
     await sequencer.stop();
     await database.close();
     await fresh?.dispose();

@@ -10,7 +10,7 @@ for (const engine of testEngines()) {
   describe(`hold batches on ${engine.name}`, () => {
     let s: Settlement;
     before(async () => {
-      s = await startSettlement(engine);
+      s = await startSettlement(engine, { intentWorker: true });
     });
     after(async () => s.close());
 

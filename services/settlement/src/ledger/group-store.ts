@@ -237,8 +237,15 @@ function jsonValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (value instanceof Date) return `"${value.toISOString()}"`;
   if (Buffer.isBuffer(value)) return `"\\\\x${value.toString('hex')}"`;
-  // Numbers, booleans, and jsonb documents (a stored result, a tree dump) that may hold bigints anywhere.
-  return JSON.stringify(value, (_key, member) => (typeof member === 'bigint' ? member.toString() : member));
+  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  // jsonb documents (a stored result, a tree dump) that may hold bigints anywhere. Most hold none, and JSON.stringify
+  // without a replacer takes half the time it takes with one (measured on a hold's answer); a bigint makes it throw.
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return JSON.stringify(value, (_key, member) => (typeof member === 'bigint' ? member.toString() : member));
+  }
 }
 
 type Columns = ReadonlyArray<readonly [name: string, type: string]>;

@@ -86,7 +86,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
     },
     handler: async (request) => {
       const body = request.body;
-      const auth = authorise(request, clock, body.intent, 'pay');
+      const auth = await authorise(request, clock, body.intent, 'pay', deps.intentSignatures);
       const { to, micros, ref } = transferTerms(body, auth);
       const idempotency = idempotencyClaim(body.idempotency_key, 'pay', { to, amount: micros.toString(), ref });
       const data = (await sequencer.submit({
@@ -114,8 +114,8 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
     },
     { additionalProperties: false },
   );
-  const holdCommand = (request: FastifyRequest, body: Static<typeof HoldBody>): Command => {
-    const auth = authorise(request, clock, body.intent, 'hold');
+  const holdCommand = async (request: FastifyRequest, body: Static<typeof HoldBody>): Promise<Command> => {
+    const auth = await authorise(request, clock, body.intent, 'hold', deps.intentSignatures);
     const { to: payee, micros, ref } = transferTerms(body, auth);
     const seconds = body.expires_in_seconds ?? defaultHoldSeconds;
     const expiresAt = new Date(clock.now().getTime() + seconds * 1000);
@@ -129,7 +129,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
       body: HoldBody,
       response: { 200: okSchema(MovementResults.hold) },
     },
-    handler: async (request) => ({ ok: true as const, data: await sequencer.submit(holdCommand(request, request.body)) }),
+    handler: async (request) => ({ ok: true as const, data: await sequencer.submit(await holdCommand(request, request.body)) }),
   });
 
   app.post('/v1/hold/:id/capture', {
@@ -186,16 +186,12 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
    * A batch's items, each submitted as its single route would submit it, all in this turn and in order (so they
    * join the sequencer's next group together), each answered on its own: a refused item does not fail the others.
    */
-  async function batch<T>(request: FastifyRequest, items: readonly T[], command: (item: T) => Command): Promise<ItemAnswer[]> {
+  async function batch<T>(request: FastifyRequest, items: readonly T[], command: (item: T) => Command | Promise<Command>): Promise<ItemAnswer[]> {
     // A batch is as many writes as it has items: from a public address, it spends as many of the write limit's tokens.
     await chargeForItems(request, items.length);
-    const submitted = items.map((item) => {
-      try {
-        return sequencer.submit(command(item));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    });
+    // Every command first (their intents' signatures checked together), then all submitted in this turn, in order.
+    const commands = await Promise.allSettled(items.map(async (item) => command(item)));
+    const submitted = commands.map((built) => (built.status === 'fulfilled' ? sequencer.submit(built.value) : Promise.reject(built.reason)));
     const settled = await Promise.allSettled(submitted);
     return settled.map((outcome) => (outcome.status === 'fulfilled' ? { ok: true as const, data: outcome.value } : itemFailure(request, outcome.reason)));
   }
@@ -216,7 +212,7 @@ export function registerMovementRoutes(app: ServiceApp, deps: MovementDeps): voi
     },
     handler: async (request) => {
       const body = request.body;
-      const auth = authorise(request, clock, body.intent, 'withdraw');
+      const auth = await authorise(request, clock, body.intent, 'withdraw', deps.intentSignatures);
       let micros: bigint;
       if (auth.via === 'intent') micros = agreeWithIntent('amount', body.amount === undefined ? undefined : amountInput(body.amount), auth.micros);
       else if (body.amount === undefined) throw invalidRequest('amount is required');
