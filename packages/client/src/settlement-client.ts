@@ -57,6 +57,9 @@ export interface WithdrawalView {
   created_at: string;
 }
 
+/** Items in one batch request (`POST /v1/hold/batch`, `/v1/hold/batch/settle`): settlement's limit. */
+export const settlementBatchItems = 64;
+
 /** A hold placed by its payer's signed intent (the wire form), for `to`. */
 export interface HoldRequest {
   to: string;

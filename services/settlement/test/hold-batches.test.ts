@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { settlementBatchItems } from '@platform/client/settlement-client';
 import { encodeIntent, newIntentNonce, type SettlementIntent, signIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
 import { limits } from '../src/routes/inputs.ts';
@@ -105,6 +106,7 @@ for (const engine of testEngines()) {
     });
 
     test(`limits: 1 to ${limits.batchItems} items, a body of at most ${limits.batchBodyBytes} bytes`, async () => {
+      assert.equal(settlementBatchItems, limits.batchItems, 'the client knows the limit');
       const payer = await s.fundedAgent('100');
       const payee = generateAgentKey().did;
       const hold = { to: payee, amount: '0.01', expires_in_seconds: 60 };

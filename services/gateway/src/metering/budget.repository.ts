@@ -1,9 +1,9 @@
 import type { Clock } from '@platform/kit/clock';
 import { prepared } from '@platform/kit/db/prepared-statements';
+import { GroupCommit } from '@platform/kit/group-commit';
 import { uuidv7 } from '@platform/kit/ids';
 import { type Kysely, sql } from 'kysely';
 import type { GatewaySchema, LedgerBasis, LedgerKind } from '../db/schema.ts';
-import { GroupCommit } from './group-commit.ts';
 
 /** Sent by a refused grant while other holders keep unused slices of that actor's day: `<actor> <day>`. */
 export const recallChannel = 'gateway_budget_recall';

@@ -1,13 +1,17 @@
 import type { AgentKey } from '@platform/client/agent-key';
 import { ServiceCallError, type SessionTransport } from '@platform/client/service-session';
-import { type HoldRequest, type HoldView, type SettleItem, SettlementClient } from '@platform/client/settlement-client';
+import {
+  type BatchOutcome,
+  type HoldRequest,
+  type HoldView,
+  type SettleItem,
+  SettlementClient,
+  settlementBatchItems,
+} from '@platform/client/settlement-client';
 import { ServiceError } from '@platform/kit/errors';
+import { GroupCommit } from '@platform/kit/group-commit';
 import { type JsonClient, JsonClientError } from '@platform/kit/http/json-client';
 import { formatAmount } from '@platform/kit/money';
-import { TurnBatcher } from '@platform/kit/turn-batcher';
-
-/** Items in one batch request to settlement: its own limit (`POST /v1/hold/batch`). */
-const settlementBatchItems = 64;
 
 /** Settlement refused to move funds for a reason the caller can act on (bad intent, insufficient funds, …). */
 export class PaymentRefused extends Error {
@@ -39,8 +43,8 @@ export class SettlementGateway {
    * at load, a group of calls finishing together (one commit of the call ledger) asks for dozens at once, and each
    * request cost settlement its HTTP, bearer and token checks and a wake-up, and the marketplace a request of its own.
    */
-  readonly #holds: TurnBatcher<HoldRequest, { hold: HoldView; seq: number }>;
-  readonly #settles: TurnBatcher<SettleItem, { hold: HoldView; seq?: number; seqs?: number[] }>;
+  readonly #holds: GroupCommit<HoldRequest, BatchOutcome<{ hold: HoldView; seq: number }>>;
+  readonly #settles: GroupCommit<SettleItem, BatchOutcome<{ hold: HoldView; seq?: number; seqs?: number[] }>>;
 
   constructor(options: { baseUrl: string; ledgerToken: string; agent: AgentKey; client: JsonClient }) {
     this.#agent = options.agent;
@@ -51,8 +55,10 @@ export class SettlementGateway {
       transport: overJsonClient(options.client),
     });
     this.#client = client;
-    this.#holds = new TurnBatcher((items) => client.placeHolds(items), settlementBatchItems);
-    this.#settles = new TurnBatcher((items) => client.settleHolds(items), settlementBatchItems);
+    // Unkeyed, and as many in flight as there are: a batch waits for nothing but the end of its turn.
+    const batching = { maxBatch: settlementBatchItems, maxInFlight: Number.POSITIVE_INFINITY };
+    this.#holds = new GroupCommit((items) => client.placeHolds(items), batching);
+    this.#settles = new GroupCommit((items) => client.settleHolds(items), batching);
   }
 
   /** The marketplace's DID at settlement: the payee of every hold. */
@@ -64,27 +70,31 @@ export class SettlementGateway {
     intentWire: string,
     terms: { amount: string; ref: string; expiresInSeconds: number; idempotencyKey: string },
   ): Promise<{ hold: HoldView; seq: number }> {
-    return refusals(() =>
-      this.#holds.add({
-        to: this.#agent.did,
-        amount: terms.amount,
-        ref: terms.ref,
-        intent: intentWire,
-        expires_in_seconds: terms.expiresInSeconds,
-        idempotency_key: terms.idempotencyKey,
-      }),
+    return refusals(async () =>
+      itemValue(
+        await this.#holds.submit({
+          to: this.#agent.did,
+          amount: terms.amount,
+          ref: terms.ref,
+          intent: intentWire,
+          expires_in_seconds: terms.expiresInSeconds,
+          idempotency_key: terms.idempotencyKey,
+        }),
+      ),
     );
   }
 
   /** Takes `amount` of the hold (the rest returns to the payer at once). */
   async capture(holdId: string, amount: string, idempotencyKey: string): Promise<{ hold: HoldView; seqs: number[] }> {
-    const captured = await refusals(() => this.#settles.add({ hold_id: holdId, action: 'capture', amount, idempotency_key: idempotencyKey }));
+    const captured = await refusals(async () =>
+      itemValue(await this.#settles.submit({ hold_id: holdId, action: 'capture', amount, idempotency_key: idempotencyKey })),
+    );
     return { hold: captured.hold, seqs: captured.seqs ?? [] };
   }
 
   /** Returns the whole hold to the payer. */
   async release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
-    const released = await refusals(() => this.#settles.add({ hold_id: holdId, action: 'release', idempotency_key: idempotencyKey }));
+    const released = await refusals(async () => itemValue(await this.#settles.submit({ hold_id: holdId, action: 'release', idempotency_key: idempotencyKey })));
     return { hold: released.hold, seq: released.seq ?? 0 };
   }
 
@@ -136,4 +146,10 @@ async function refusals<T>(call: () => Promise<T>): Promise<T> {
 
 function unavailable(message: string): ServiceError {
   return new ServiceError('payment_unavailable', message, { details: { reason: 'settlement_unavailable' } });
+}
+
+/** A batch item's value, or the error settlement answered for that item alone. */
+function itemValue<T>(outcome: BatchOutcome<T>): T {
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
 }

@@ -90,4 +90,31 @@ describe('group commit', () => {
     assert.equal(await passing, 'done b:1');
     await waited;
   });
+
+  test('items without a key never wait for one another: batches go in parallel up to maxInFlight', async () => {
+    const { batches, run } = manualRunner();
+    const commit = new GroupCommit(run, { maxBatch: 2, maxInFlight: 2 });
+    const outcomes = ['x', 'y', 'z', 'w', 'v'].map((item) => commit.submit(item));
+    await settle();
+    assert.deepEqual(
+      batches.map((batch) => batch.items),
+      [
+        ['x', 'y'],
+        ['z', 'w'],
+      ],
+      'two batches of two at once; the fifth waits for room',
+    );
+    batches[1]?.finish();
+    await settle();
+    assert.deepEqual(batches[2]?.items, ['v']);
+    batches[0]?.finish();
+    batches[2]?.finish();
+    assert.deepEqual(await Promise.all(outcomes), ['done x', 'done y', 'done z', 'done w', 'done v']);
+  });
+
+  test('a batch answering another number of results than items fails every item of it', async () => {
+    const commit = new GroupCommit(async (items: string[]) => items.slice(1), { maxBatch: 10, maxInFlight: 1 });
+    const outcomes = await Promise.allSettled(['a', 'b'].map((item) => commit.submit(item)));
+    for (const outcome of outcomes) assert.match(String(outcome.status === 'rejected' && outcome.reason), /2 items answered 1 results/);
+  });
 });

@@ -1,26 +1,28 @@
 /**
- * Group commit for the hot path's writes: items submitted while earlier batches are in flight wait and go together
- * in a later statement, so a busy gateway pays one round trip, one statement and one commit for many calls. A batch
- * leaves at the end of the event loop's turn (setImmediate, no timer): a quiet gateway sends each item at once, and
- * every request read in the same turn (PGlite blocks the loop while a statement runs, so many arrive together)
- * shares one batch instead of the first going alone.
+ * Group commit for a hot path's writes, or for the requests one service makes to another: items submitted while
+ * earlier batches are in flight wait and go together in a later one, so a busy service pays one round trip, one
+ * statement and one commit (or one request) for many calls. A batch leaves at the end of the event loop's turn
+ * (setImmediate, no timer): a quiet service sends each item at once, and every request read in the same turn (PGlite
+ * blocks the loop while a statement runs, so many arrive together) shares one batch instead of the first going alone.
  *
- * Items carry a key (an actor's day). Batches run in parallel up to `maxInFlight`, but an item whose key is in a
- * batch still in flight waits for it, so items of one key are applied in submission order: an actor's booking lands
- * before its next reservation, while other actors' calls go ahead.
+ * Items may carry a key (the gateway: an actor's day). Batches run in parallel up to `maxInFlight`, but an item whose
+ * key is in a batch still in flight waits for it, so items of one key are applied in submission order: an actor's
+ * booking lands before its next reservation, while other actors' calls go ahead. Items without a key never wait for
+ * one another (the marketplace's holds at settlement). `run` answers one result per item, in order; a batch whose run
+ * fails, or answers another number of results, fails every item of it.
  *
  * @example const ops = new GroupCommit((items) => apply(items), { keyOf: (op) => op.actor, maxBatch: 512, maxInFlight: 4 })
  */
 interface Queued<In, Out> {
   item: In;
-  key: string;
+  key: string | undefined;
   resolve: (out: Out) => void;
   reject: (error: unknown) => void;
 }
 
 export class GroupCommit<In, Out> {
   readonly #run: (items: In[]) => Promise<Out[]>;
-  readonly #keyOf: (item: In) => string;
+  readonly #keyOf: ((item: In) => string) | undefined;
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
   #queue: Array<Queued<In, Out>> = [];
@@ -30,7 +32,7 @@ export class GroupCommit<In, Out> {
   #flushScheduled = false;
   #idleWaiters: Array<() => void> = [];
 
-  constructor(run: (items: In[]) => Promise<Out[]>, options: { keyOf: (item: In) => string; maxBatch: number; maxInFlight: number }) {
+  constructor(run: (items: In[]) => Promise<Out[]>, options: { keyOf?: (item: In) => string; maxBatch: number; maxInFlight: number }) {
     this.#run = run;
     this.#keyOf = options.keyOf;
     this.#maxBatch = options.maxBatch;
@@ -39,7 +41,7 @@ export class GroupCommit<In, Out> {
 
   submit(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      this.#queue.push({ item, key: this.#keyOf(item), resolve, reject });
+      this.#queue.push({ item, key: this.#keyOf?.(item), resolve, reject });
       this.#scheduleFlush();
     });
   }
@@ -63,12 +65,17 @@ export class GroupCommit<In, Out> {
     while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
       const batch = this.#takeBatch();
       if (batch.length === 0) return;
-      const keys = new Set(batch.map((entry) => entry.key));
+      const keys = new Set(batch.flatMap((entry) => (entry.key === undefined ? [] : [entry.key])));
       for (const key of keys) this.#busy.add(key);
       this.#inFlight++;
       this.#run(batch.map((entry) => entry.item))
         .then(
           (outs) => {
+            if (outs.length !== batch.length) {
+              const error = new Error(`a batch of ${batch.length} items answered ${outs.length} results`);
+              for (const entry of batch) entry.reject(error);
+              return;
+            }
             for (const [index, entry] of batch.entries()) entry.resolve(outs[index] as Out);
           },
           (error: unknown) => {
@@ -89,7 +96,7 @@ export class GroupCommit<In, Out> {
     const batch: Array<Queued<In, Out>> = [];
     const waiting: Array<Queued<In, Out>> = [];
     for (const entry of this.#queue) {
-      if (batch.length < this.#maxBatch && !this.#busy.has(entry.key)) batch.push(entry);
+      if (batch.length < this.#maxBatch && (entry.key === undefined || !this.#busy.has(entry.key))) batch.push(entry);
       else waiting.push(entry);
     }
     this.#queue = waiting;
