@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
+import { GroupCommit } from '@platform/kit/group-commit';
 import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
 import { type Child, forkChild, serveChild } from '@platform/testkit/child-process';
 import { type LeanAnswer, LeanHttpClient } from '@platform/testkit/lean-http-client';
@@ -94,8 +95,50 @@ function pay(): Promise<Answer> {
  */
 async function holdCaptureOutcome(): Promise<Outcome> {
   const n = sequence++;
-  const payer = payers[n % payers.length] as Payer;
   const payee = payeeAgents[n % payeeAgents.length] as Payer;
+  const held = await post('/v1/hold', holdBody(n, payee), undefined, true);
+  if (held.status !== 200) return { ok: false, label: `hold ${errorLabel(held)}` };
+  const holdId = (JSON.parse(held.body ?? '') as { data: { hold: { id: string } } }).data.hold.id;
+  const captured = await post(`/v1/hold/${holdId}/capture`, captureBody(n), payee.token, false);
+  return captured.status === 200 ? { ok: true } : { ok: false, label: `capture ${errorLabel(captured)}` };
+}
+
+type BatchResult = { ok: true; data: { hold: { id: string } } } | { ok: false; status: number; error: { code: string } };
+
+/** One batch request's items' results (or, when the request itself failed, its error for every item). */
+async function batchResults(path: string, items: object[], token: string | undefined): Promise<BatchResult[]> {
+  const answer = await post(path, { items }, token, true);
+  if (answer.status !== 200) return items.map(() => ({ ok: false, status: answer.status, error: { code: errorLabel(answer) } }));
+  return (JSON.parse(answer.body ?? '') as { data: { results: BatchResult[] } }).data.results;
+}
+
+const batching = { maxBatch: 64, maxInFlight: Number.POSITIVE_INFINITY };
+const holdBatches = new GroupCommit((items: object[]) => batchResults('/v1/hold/batch', items, undefined), batching);
+/** Captures go as their payee (the principal of a settle batch): one group commit per payee. */
+const captureBatches = new Map<string, GroupCommit<object, BatchResult>>();
+
+/**
+ * The same hold rail as the marketplace now sends it: the holds, and the captures, of one turn of the event loop in
+ * one batch request each (`POST /v1/hold/batch`, `/v1/hold/batch/settle`), through the kit's group commit.
+ */
+async function holdCaptureBatchedOutcome(): Promise<Outcome> {
+  const n = sequence++;
+  const payee = payeeAgents[n % payeeAgents.length] as Payer;
+  const held = await holdBatches.submit(holdBody(n, payee));
+  if (!held.ok) return { ok: false, label: `hold ${held.status} ${held.error.code}` };
+  let captures = captureBatches.get(payee.token);
+  if (!captures) {
+    const token = payee.token;
+    captures = new GroupCommit((items: object[]) => batchResults('/v1/hold/batch/settle', items, token), batching);
+    captureBatches.set(token, captures);
+  }
+  const captured = await captures.submit({ hold_id: held.data.hold.id, action: 'capture', ...captureBody(n) });
+  return captured.ok ? { ok: true } : { ok: false, label: `capture ${captured.status} ${captured.error.code}` };
+}
+
+/** A hold rail call's hold: the payer's signed intent alone, as a caller signs it for the marketplace. */
+function holdBody(n: number, payee: Payer): object {
+  const payer = payers[n % payers.length] as Payer;
   const intent = encodeIntent(
     signIntent(
       {
@@ -111,11 +154,12 @@ async function holdCaptureOutcome(): Promise<Outcome> {
       payer.privateKey,
     ),
   );
-  const held = await post('/v1/hold', { intent, expires_in_seconds: 60, idempotency_key: `hold-${runId}-${n}` }, undefined, true);
-  if (held.status !== 200) return { ok: false, label: `hold ${errorLabel(held)}` };
-  const holdId = (JSON.parse(held.body ?? '') as { data: { hold: { id: string } } }).data.hold.id;
-  const captured = await post(`/v1/hold/${holdId}/capture`, { amount: '0.005', idempotency_key: `capture-${runId}-${n}` }, payee.token, false);
-  return captured.status === 200 ? { ok: true } : { ok: false, label: `capture ${errorLabel(captured)}` };
+  return { intent, expires_in_seconds: 60, idempotency_key: `hold-${runId}-${n}` };
+}
+
+/** Half the hold, the rest returning to the payer. */
+function captureBody(n: number): { amount: string; idempotency_key: string } {
+  return { amount: '0.005', idempotency_key: `capture-${runId}-${n}` };
 }
 
 /** A new agent with a principal token: the DID handshake. */
@@ -145,6 +189,10 @@ function summarise(ok: number, errors: Map<string, number>, latencies: number[],
   };
 }
 
+/** What a bench caller sends: pays, or the marketplace's hold rail one request at a time or in batches. */
+export type Rail = 'pay' | 'holdCapture' | 'holdCaptureBatched';
+const rails: Record<Rail, () => Promise<Outcome>> = { pay: payOutcome, holdCapture: holdCaptureOutcome, holdCaptureBatched: holdCaptureBatchedOutcome };
+
 const handlers = {
   /** Handshakes `payerCount` agents and funds each through the dev faucet; payees are keys only (credited on first pay), but for a few with tokens for captures. */
   async prepare(args: { url: string; payerCount: number; payeeCount: number; maxSockets: number }): Promise<{ seconds: number }> {
@@ -170,10 +218,10 @@ const handlers = {
   },
 
   /** Closed loop: `concurrency` callers each keep one pay (or hold rail call) in flight for `durationMs` (testkit closedLoop). */
-  async closedLoop(args: { concurrency: number; durationMs: number; rail?: 'pay' | 'holdCapture' }): Promise<RunResult> {
+  async closedLoop(args: { concurrency: number; durationMs: number; rail?: Rail }): Promise<RunResult> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const run = await closedLoop(args.concurrency, args.durationMs, args.rail === 'holdCapture' ? holdCaptureOutcome : payOutcome);
+    const run = await closedLoop(args.concurrency, args.durationMs, rails[args.rail ?? 'pay']);
     return summarise(run.ok, run.errors, run.latencies, run.seconds, process.cpuUsage(cpu0), performance.now() - t0);
   },
 

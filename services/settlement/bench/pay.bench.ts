@@ -9,7 +9,7 @@
  *   BENCH_CONCURRENCY   pays in flight per throughput run (default 64,256,512)
  *   BENCH_PGBENCH_CLIENTS  pgbench client counts (default 16,32,64)
  *   BENCH_PROFILE       a folder: the service runs with --cpu-prof and writes its .cpuprofile there on stop
- *   BENCH_VARIANTS      0 skips the runs on other settings (front threads, embedded PGlite, the hold rail)
+ *   BENCH_VARIANTS      0 skips the runs on other settings (front threads, embedded PGlite, the hold rail alone and in batches)
  *   BENCH_CHAIN         0 skips the runs with the vault live
  * Then the same pays with front threads, on embedded PGlite, and the marketplace's hold rail, each on a fresh database;
  * then with the vault live on a local anvil node (every batch anchored), anchoring gas per batch and deposit-to-credit latency.
@@ -321,6 +321,7 @@ async function runVariantsOf(topConcurrency: number): Promise<VariantRun[]> {
     { name: 'pays, embedded PGlite', engine: 'pglite', threads: 0, rail: 'pay', concurrency: 256 },
     { name: 'pays, embedded PGlite, 2 front threads', engine: 'pglite', threads: 2, rail: 'pay', concurrency: 256 },
     { name: 'hold rail: signed hold + capture (PostgreSQL)', engine: 'postgres', threads: 0, rail: 'holdCapture', concurrency: 64 },
+    { name: 'hold rail in batches, as the marketplace sends it (PostgreSQL)', engine: 'postgres', threads: 0, rail: 'holdCaptureBatched', concurrency: 64 },
   ] as const;
   const runs: VariantRun[] = [];
   for (const variant of list) runs.push(await variantRun(variant, { adminUrl, seconds, warmUpMs, payers: payerCount }));

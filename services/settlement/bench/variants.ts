@@ -4,14 +4,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Env } from '@platform/kit/config';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
-import type { RunResult } from './load-process.ts';
+import type { Rail, RunResult } from './load-process.ts';
 import { type LoadProcess, startLoadProcess } from './load-process.ts';
 import { type Cores, measure } from './measure.ts';
 import { benchServiceEnv, type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
 
 /*
  * The same service under other settings, each on a fresh database or data folder: front threads on PostgreSQL,
- * embedded PGlite (what `npm start` runs), and the marketplace's hold rail (a signed hold, then a capture).
+ * embedded PGlite (what `npm start` runs), and the marketplace's hold rail (a signed hold, then a capture), one request
+ * at a time and in batches as the marketplace sends it.
  */
 
 export interface Variant {
@@ -19,7 +20,7 @@ export interface Variant {
   engine: 'postgres' | 'pglite';
   /** SETTLEMENT_HTTP_THREADS. */
   threads: number;
-  rail: 'pay' | 'holdCapture';
+  rail: Rail;
   concurrency: number;
 }
 
