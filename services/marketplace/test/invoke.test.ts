@@ -4,8 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
 import { parseAmount } from '@platform/kit/money';
-import { decodeIntent, encodeIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
+import { forgedIntent } from '@platform/testkit/forged-intent';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { type Hex, verifyTypedData } from 'viem';
 import { marketplaceDomain, quoteTypes } from '../src/payments/eip712.ts';
@@ -153,10 +153,7 @@ for (const engine of testEngines()) {
       const terms = challenge.body.detail.terms;
       // The honest payment with its signature spoiled: the marketplace leaves the signature to settlement.
       const honest = payTerms(caller.key, terms);
-      const decoded = decodeIntent(honest);
-      assert.ok(decoded.ok);
-      const signature = decoded.signed.signature;
-      const forged = encodeIntent({ ...decoded.signed, signature: `${signature[0] === '0' ? '1' : '0'}${signature.slice(1)}` });
+      const forged = forgedIntent(honest);
       const cases: Array<[string, string]> = [
         ['payment_wrong_amount', payTerms(caller.key, { ...terms, amount: '0.001000' })],
         ['payment_wrong_ref', payTerms(caller.key, { ...terms, ref: `0x${'0'.repeat(64)}` })],

@@ -4,6 +4,7 @@ import { generateAgentKey } from '@platform/client/agent-key';
 import { settlementBatchItems } from '@platform/client/settlement-client';
 import { encodeIntent, newIntentNonce, type SettlementIntent, signIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
+import { forgedIntent } from '@platform/testkit/forged-intent';
 import { limits } from '../src/routes/inputs.ts';
 import { type Settlement, startSettlement } from './harness.ts';
 
@@ -40,8 +41,7 @@ for (const engine of testEngines()) {
       const payee = await s.agent();
       const [alice, bob, poor] = [await s.fundedAgent('10'), await s.fundedAgent('10'), await s.agent()];
       const aliceWire = holdIntent(alice, payee.did, '2');
-      const spoiled = holdIntent(bob, payee.did, '1');
-      const forged = `${spoiled.slice(0, -4)}${spoiled.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+      const forged = forgedIntent(holdIntent(bob, payee.did, '1'));
       const items = [
         { intent: aliceWire, expires_in_seconds: 60, idempotency_key: 'a-1' },
         { intent: holdIntent(poor, payee.did, '1'), expires_in_seconds: 60 },
@@ -56,6 +56,7 @@ for (const engine of testEngines()) {
       assert.deepEqual([first.data.hold.payer, first.data.hold.amount, first.data.hold.status], [alice.did, '2.000000', 'open']);
       assert.deepEqual([second.ok, second.status, second.error.code, second.error.reason], [false, 409, 'conflict', 'insufficient_funds']);
       assert.deepEqual([third.ok, third.status, third.error.code, third.error.reason], [false, 401, 'unauthorized', 'intent_invalid']);
+      assert.match(third.error.message, /signature does not verify/, 'refused by the signature check (on the worker), not as malformed');
       assert.deepEqual([fourth.ok, fourth.data.hold.payer, fourth.data.hold.amount], [true, bob.did, '3.000000']);
       assert.ok(fourth.data.seq > first.data.seq, 'in the items’ order');
       assert.deepEqual([(await balanceOf(alice.did)).held, (await balanceOf(bob.did)).held], ['2.000000', '3.000000']);

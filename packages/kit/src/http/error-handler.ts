@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { failure } from '../envelope.ts';
 import { ServiceError } from '../errors.ts';
 
@@ -27,17 +27,24 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError('internal', 'internal error', { cause: error });
 }
 
+/**
+ * Logs a failure as the error handler does: a deliberate 503 (a standby refusing writes) is expected traffic and a
+ * flood of 429s is one line each, so neither gets an error with a stack; only unexpected failures do. Also for the
+ * failures a request answers inside its body (a batch's items).
+ */
+export function logFailure(log: FastifyBaseLogger, error: unknown, serviceError = toServiceError(error)): void {
+  if (serviceError.code === 'unavailable' && error instanceof ServiceError)
+    log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
+  else if (serviceError.status >= 500 && serviceError.code !== 'not_implemented') log.error({ err: error }, 'request failed');
+  else if (serviceError.code === 'rate_limited') log.debug({ code: serviceError.code }, 'request rate-limited');
+  else log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');
+}
+
 /** Installs the envelope error handler and the unknown-route handler. Stack traces and SQL text go to the log only. */
 export function installErrorHandling(app: FastifyInstance, render: (error: ServiceError) => unknown = failure): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const serviceError = toServiceError(error);
-    // A deliberate 503 (a standby refusing writes) is expected traffic, and a flood of 429s is one line each:
-    // neither deserves an error with a stack. Only unexpected failures do.
-    if (serviceError.code === 'unavailable' && error instanceof ServiceError)
-      request.log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
-    else if (serviceError.status >= 500 && serviceError.code !== 'not_implemented') request.log.error({ err: error }, 'request failed');
-    else if (serviceError.code === 'rate_limited') request.log.debug({ code: serviceError.code }, 'request rate-limited');
-    else request.log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');
+    logFailure(request.log, error, serviceError);
     return reply.status(serviceError.status).send(render(serviceError));
   });
   app.setNotFoundHandler((request, reply) => {

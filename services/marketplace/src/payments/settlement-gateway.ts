@@ -70,31 +70,25 @@ export class SettlementGateway {
     intentWire: string,
     terms: { amount: string; ref: string; expiresInSeconds: number; idempotencyKey: string },
   ): Promise<{ hold: HoldView; seq: number }> {
-    return refusals(async () =>
-      itemValue(
-        await this.#holds.submit({
-          to: this.#agent.did,
-          amount: terms.amount,
-          ref: terms.ref,
-          intent: intentWire,
-          expires_in_seconds: terms.expiresInSeconds,
-          idempotency_key: terms.idempotencyKey,
-        }),
-      ),
-    );
+    return batched(this.#holds, {
+      to: this.#agent.did,
+      amount: terms.amount,
+      ref: terms.ref,
+      intent: intentWire,
+      expires_in_seconds: terms.expiresInSeconds,
+      idempotency_key: terms.idempotencyKey,
+    });
   }
 
   /** Takes `amount` of the hold (the rest returns to the payer at once). */
   async capture(holdId: string, amount: string, idempotencyKey: string): Promise<{ hold: HoldView; seqs: number[] }> {
-    const captured = await refusals(async () =>
-      itemValue(await this.#settles.submit({ hold_id: holdId, action: 'capture', amount, idempotency_key: idempotencyKey })),
-    );
+    const captured = await batched(this.#settles, { hold_id: holdId, action: 'capture', amount, idempotency_key: idempotencyKey });
     return { hold: captured.hold, seqs: captured.seqs ?? [] };
   }
 
   /** Returns the whole hold to the payer. */
   async release(holdId: string, idempotencyKey: string): Promise<{ hold: HoldView; seq: number }> {
-    const released = await refusals(async () => itemValue(await this.#settles.submit({ hold_id: holdId, action: 'release', idempotency_key: idempotencyKey })));
+    const released = await batched(this.#settles, { hold_id: holdId, action: 'release', idempotency_key: idempotencyKey });
     return { hold: released.hold, seq: released.seq ?? 0 };
   }
 
@@ -148,8 +142,11 @@ function unavailable(message: string): ServiceError {
   return new ServiceError('payment_unavailable', message, { details: { reason: 'settlement_unavailable' } });
 }
 
-/** A batch item's value, or the error settlement answered for that item alone. */
-function itemValue<T>(outcome: BatchOutcome<T>): T {
-  if (!outcome.ok) throw outcome.error;
-  return outcome.value;
+/** One item through a batch: its value, or the error settlement answered for that item alone, as `refusals` maps it. */
+function batched<Item, T>(batches: GroupCommit<Item, BatchOutcome<T>>, item: Item): Promise<T> {
+  return refusals(async () => {
+    const outcome = await batches.submit(item);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  });
 }

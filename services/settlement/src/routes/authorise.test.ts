@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { Ed25519Worker } from '@platform/kit/auth/ed25519-worker';
-import { decodeIntent, encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
+import { encodeIntent, newIntentNonce, signIntent } from '@platform/kit/settlement-intent';
+import { forgedIntent } from '@platform/testkit/forged-intent';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import type { FastifyRequest } from 'fastify';
 import { authorise } from './authorise.ts';
@@ -25,19 +26,12 @@ const holdWire = () =>
       payer,
     ),
   );
-/** An honest intent whose signature is spoiled: its key is the payer's, so only the signature check refuses it. */
-function forgedWire(): string {
-  const decoded = decodeIntent(holdWire());
-  if (!decoded.ok) throw new Error(decoded.reason);
-  const signature = decoded.signed.signature;
-  return encodeIntent({ ...decoded.signed, signature: `${signature[0] === '0' ? '1' : '0'}${signature.slice(1)}` });
-}
 const anonymous = { principal: null } as unknown as FastifyRequest;
 
 describe('authorise with a signature worker', () => {
   it('checks the signature on the worker, and in place once the worker is gone', async () => {
     const worker = new Ed25519Worker();
-    const forged = forgedWire();
+    const forged = forgedIntent(holdWire());
     try {
       for (const round of ['worker', 'after the worker stopped']) {
         const accepted = await authorise(anonymous, clock, holdWire(), 'hold', worker);

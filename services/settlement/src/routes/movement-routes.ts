@@ -1,7 +1,7 @@
 import { type FailureBody, failure, okSchema } from '@platform/kit/envelope';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
-import { toServiceError } from '@platform/kit/http/error-handler';
+import { logFailure, toServiceError } from '@platform/kit/http/error-handler';
 import { chargeForItems } from '@platform/kit/http/rate-limit';
 import { maxIntentWireLength } from '@platform/kit/settlement-intent';
 import type { FastifyRequest } from 'fastify';
@@ -67,10 +67,10 @@ function settleCommand(request: FastifyRequest, item: Static<typeof SettleItem>,
 
 type ItemAnswer = { ok: true; data: unknown } | (FailureBody & { status: number });
 
-/** A batch item's failure as its single route would have answered it; what is not the caller's fault is logged. */
+/** A batch item's failure as its single route would have answered (and logged) it. */
 function itemFailure(request: FastifyRequest, reason: unknown): ItemAnswer {
   const error = toServiceError(reason);
-  if (error.status >= 500 && error.code !== 'unavailable') request.log.error({ err: reason }, 'a batch item failed');
+  logFailure(request.log, reason, error);
   return { ...failure(error), status: error.status };
 }
 
