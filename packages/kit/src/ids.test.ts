@@ -38,6 +38,13 @@ describe('uuidv7', () => {
     const at = Date.UTC(2026, 0, 1);
     assert.notEqual(uuidv7(at), uuidv7(at));
   });
+
+  it('never repeats its random part across refills of its random pool (256 ids per refill)', () => {
+    const at = Date.UTC(2026, 0, 1);
+    const ids = Array.from({ length: 1_000 }, () => uuidv7(at));
+    for (const id of ids) assert.match(id, uuidv7Pattern);
+    assert.equal(new Set(ids).size, ids.length);
+  });
 });
 
 describe('monotonicUuidv7', () => {
