@@ -109,6 +109,34 @@ for (const engine of testEngines()) {
       assert.equal(gw.drains.active, 0);
     });
 
+    test('GATEWAY_MAX_IN_FLIGHT calls are served at once; the next is refused with 503 overloaded, and served once one has ended', async () => {
+      const tight = await startGateway(engine, { besides: gw, env: { GATEWAY_MAX_IN_FLIGHT: '2' } });
+      const hello = { model: models.small, messages: [{ role: 'user', content: 'hello' }] };
+      try {
+        // Two streams held open by the upstream: at the limit, both are served.
+        const opened = await Promise.all(
+          [newActor(), newActor()].map(async (actor) => {
+            const iterator = (await tight.client(callerHeaders(actor)).chat.completions.create(streamOf('[pause-after=1]')))[Symbol.asyncIterator]();
+            assert.equal((await iterator.next()).value?.choices[0]?.delta.role, 'assistant');
+            return iterator;
+          }),
+        );
+        const refused = await tight.http('POST', '/v1/chat/completions', { headers: callerHeaders(newActor()), body: hello });
+        assert.equal(refused.status, 503);
+        assert.equal(refused.json.error.code, 'overloaded');
+        assert.match(refused.json.error.message, /GATEWAY_MAX_IN_FLIGHT/);
+        tight.upstream.release();
+        for (const iterator of opened) while (!(await iterator.next()).done);
+        // Once they have ended, calls are served again.
+        for (let i = 0; i < 3; i++) {
+          const served = await tight.http('POST', '/v1/chat/completions', { headers: callerHeaders(newActor()), body: hello });
+          assert.equal(served.status, 200);
+        }
+      } finally {
+        await tight.close();
+      }
+    });
+
     test('past GATEWAY_MAX_DRAINS an abandoned stream is cut and charged its reservation at once', async () => {
       const tight = await startGateway(engine, { besides: gw, env: { GATEWAY_MAX_DRAINS: '1' } });
       try {

@@ -7,7 +7,7 @@ import { scopedChannel } from './channels.ts';
 import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
-import { prepareMarkedStatements } from './prepared-statements.ts';
+import { kyselyPool } from './postgres-pool.ts';
 import { SessionSchemaIntrospector } from './schema-introspector.ts';
 
 export interface Database<Schema> {
@@ -107,8 +107,7 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
   // An idle client can fail (server restart); without a listener that would crash the process.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
-  pool.on('connect', prepareMarkedStatements);
-  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool }) });
+  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool) }) });
   const listener = new PostgresListener(clientConfig, options.logger);
   // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
   const sessionsSchema = await sessionSchema(db).catch(async (error: unknown) => {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
-import type pg from 'pg';
 
 /**
  * Statements PostgreSQL parses and plans once per connection instead of at every execution. A service's group
@@ -8,7 +7,8 @@ import type pg from 'pg';
  * for those shapes parsing and planning cost PostgreSQL more than running them (measured on the marketplace's
  * voucher group: parse 0.43 ms, plan 0.55 ms, execute 0.75 ms). Opt-in per statement, not for every query: texts
  * that vary with their data (IN lists, multi-row VALUES) would each stay prepared on the server for the life of
- * the connection. PGlite runs the same text unprepared (the marker is a comment).
+ * the connection. The PostgreSQL pool (`postgres-pool.ts`) sends a marked text under its name; PGlite runs the same
+ * text unprepared (the marker is a comment).
  *
  * @example await prepared(sql`with w0 as (insert ...) select 1`).execute(db)
  */
@@ -30,21 +30,4 @@ export function preparedName(text: string): string | undefined {
   const name = `p_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
   names.set(text, name);
   return name;
-}
-
-/**
- * Makes a node-postgres client send marked statements as named ones: the first execution on a connection parses
- * it (node-postgres remembers which names the connection has), later ones only bind and execute. Called for each
- * new connection of the pool (`pool.on('connect')`).
- */
-export function prepareMarkedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((...args: unknown[]) => {
-    const [text, values, callback] = args;
-    if (typeof text === 'string' && text.startsWith(preparedMarker) && Array.isArray(values) && callback === undefined) {
-      const name = preparedName(text);
-      if (name !== undefined) return query({ name, text, values });
-    }
-    return query(...args);
-  }) as typeof client.query;
 }

@@ -166,7 +166,10 @@ export class GatewayCalls {
       .status(answer.status)
       .type(answer.contentType)
       .send(answer.body);
-    await booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
+    // The call ends with its answer: a booking still committing holds no place under GATEWAY_MAX_IN_FLIGHT, so a
+    // database that stalls for a moment does not turn into 503s for calls the leased budget can serve. Bookings stay
+    // bounded (an actor's next grant waits behind its bookings), and shutdown waits for them (app.ts).
+    booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
   }
 
   async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
