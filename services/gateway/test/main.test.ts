@@ -4,12 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import OpenAI from 'openai';
+import { openDatabase } from '@platform/kit/db/open-database';
+import { silentLogger } from '@platform/testkit/databases';
+import type { GatewaySchema } from '../src/db/schema.ts';
 import { start } from '../src/main.ts';
 import { callerHeaders, gatewayToken, models, newActor, testEnv } from './harness.ts';
 import { startUpstream } from './upstream.ts';
 
 describe('start()', () => {
-  test('starts from an environment, publishes the rate cards, serves a metered call and stops', async () => {
+  test('starts from an environment, publishes the rate cards, serves a metered call and stops with its booking written', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-main-'));
     const upstream = await startUpstream();
     const service = await start(
@@ -20,9 +23,19 @@ describe('start()', () => {
       assert.equal(service.name, 'gateway');
       assert.match(service.dataLocation, /PGlite/);
       assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
-      const client = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: gatewayToken, defaultHeaders: callerHeaders(newActor()), maxRetries: 0 });
+      const actor = newActor();
+      const client = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: gatewayToken, defaultHeaders: callerHeaders(actor), maxRetries: 0 });
       const { response } = await client.chat.completions.create({ model: models.small, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
       assert.equal(response.headers.get('x-platform-rate-table-version'), '1');
+      // Stopped right after the answer, whose booking may still be committing: the stop waits for it.
+      await service.stop();
+      const database = await openDatabase<GatewaySchema>({ dataDir, schema: 'gateway', logger: silentLogger });
+      try {
+        const rows = await database.db.selectFrom('ledger').select(['actor', 'basis']).execute();
+        assert.deepEqual(rows, [{ actor, basis: 'usage' }]);
+      } finally {
+        await database.close();
+      }
     } finally {
       await service.stop();
       await upstream.close();

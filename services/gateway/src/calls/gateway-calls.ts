@@ -78,7 +78,10 @@ export class GatewayCalls {
     return this.#inFlight;
   }
 
-  /** Resolves once no call is in flight, drains included (shutdown waits for every booking before the database closes). */
+  /**
+   * Resolves once no call is in flight, drains included; shutdown then waits for the bookings still committing
+   * (`budget.flushed()` in app.ts) before the database closes.
+   */
   idle(): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
