@@ -156,8 +156,11 @@ async function runEngine(
   const directMax = await gen.ask('closedLoop', { target: 'direct', body, concurrency: best.concurrency, durationMs: runSeconds * 1000 });
   let streams: EngineResult['streams'];
   if (full) {
-    const streamRun = (target: 'direct' | 'gateway', startEveryMs?: number) =>
-      gen.ask('streams', { target, body: streamBody, count: streamCount, concurrency: streamConcurrency, ...(startEveryMs ? { startEveryMs } : {}) });
+    // Each stream run follows the same unmeasured second as the fixed-rate runs: the other target's run left this one idle.
+    const streamRun = async (target: 'direct' | 'gateway', startEveryMs?: number) => {
+      await gen.ask('openLoop', { target, body, rate: fixedRate, durationMs: 1_000 });
+      return gen.ask('streams', { target, body: streamBody, count: streamCount, concurrency: streamConcurrency, ...(startEveryMs ? { startEveryMs } : {}) });
+    };
     // Paced: one start per (stream length / concurrency), so about `streamConcurrency` are open at any time.
     const every = (upstreamSettings.chunks * upstreamSettings.chunkIntervalMs) / streamConcurrency;
     streams = {
