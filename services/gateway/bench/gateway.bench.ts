@@ -136,10 +136,12 @@ async function runEngine(
     direct: await gen.ask('closedLoop', { target: 'direct', body, concurrency: 1, durationMs: 3_000 }),
     gateway: await gen.ask('closedLoop', { target: 'gateway', body, concurrency: 1, durationMs: 3_000 }),
   };
-  // One unmeasured second at the fixed rate right before each measured run: the gateway sat idle through the direct
-  // run, long enough for its PostgreSQL pool to close its idle connections (10 s), and this row reports the steady state.
+  // One unmeasured second at the fixed rate right before each measured run (fixed-rate or streams): the gateway sat idle
+  // through the direct run, long enough for its PostgreSQL pool to close its idle connections (10 s), and the rows
+  // report the steady state.
+  const warmUp = (target: Target) => gen.ask('openLoop', { target, body, rate: fixedRate, durationMs: 1_000 });
   const fixedRun = async (target: Target) => {
-    await gen.ask('openLoop', { target, body, rate: fixedRate, durationMs: 1_000 });
+    await warmUp(target);
     return gen.ask('openLoop', { target, body, rate: fixedRate, durationMs: runSeconds * 1000 });
   };
   const fixed = { direct: await fixedRun('direct'), gateway: await fixedRun('gateway') };
@@ -156,9 +158,8 @@ async function runEngine(
   const directMax = await gen.ask('closedLoop', { target: 'direct', body, concurrency: best.concurrency, durationMs: runSeconds * 1000 });
   let streams: EngineResult['streams'];
   if (full) {
-    // Each stream run follows the same unmeasured second as the fixed-rate runs: the other target's run left this one idle.
-    const streamRun = async (target: 'direct' | 'gateway', startEveryMs?: number) => {
-      await gen.ask('openLoop', { target, body, rate: fixedRate, durationMs: 1_000 });
+    const streamRun = async (target: Target, startEveryMs?: number) => {
+      await warmUp(target);
       return gen.ask('streams', { target, body: streamBody, count: streamCount, concurrency: streamConcurrency, ...(startEveryMs ? { startEveryMs } : {}) });
     };
     // Paced: one start per (stream length / concurrency), so about `streamConcurrency` are open at any time.

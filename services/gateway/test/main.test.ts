@@ -27,7 +27,8 @@ describe('start()', () => {
       const client = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: gatewayToken, defaultHeaders: callerHeaders(actor), maxRetries: 0 });
       const { response } = await client.chat.completions.create({ model: models.small, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
       assert.equal(response.headers.get('x-platform-rate-table-version'), '1');
-      // Stopped right after the answer, whose booking may still be committing: the stop waits for it.
+      // Stopped right after the answer, whose booking may still be committing: the stop waits for it. (stop() is
+      // idempotent: the one in `finally` returns the same promise.)
       await service.stop();
       const database = await openDatabase<GatewaySchema>({ dataDir, schema: 'gateway', logger: silentLogger });
       try {

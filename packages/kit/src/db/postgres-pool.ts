@@ -43,7 +43,8 @@ function wrap(client: pg.PoolClient): PostgresPoolClient {
   function query<R>(statement: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Cursors are Kysely's stream(), which needs a cursor class the kit does not configure: nothing sends one.
     if (typeof statement !== 'string') throw new Error('streaming query results is not configured');
-    const values = [...(parameters ?? [])];
+    // Kysely hands over a copy of its parameters already; node-postgres reads them and keeps nothing.
+    const values = parameters as unknown[];
     const name = statement.startsWith(preparedMarker) ? preparedName(statement) : undefined;
     const config: pg.QueryConfig = name === undefined ? { text: statement, values } : { name, text: statement, values };
     return new Promise<PostgresQueryResult<R>>((resolve, reject) => {
