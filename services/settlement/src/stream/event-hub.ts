@@ -202,9 +202,15 @@ export class EventHub {
 
   async #replay(subscriber: Subscriber, lastEventId: bigint): Promise<void> {
     try {
-      // The id may come from an instance further along the log than this one: catch up before judging it.
-      if (lastEventId > this.#head) await this.notify();
-      subscriber.cursor = lastEventId < this.#head ? lastEventId : this.#head;
+      // The id may come from an instance further along the log than this one: judge it against the log's end as it
+      // stands now, not against this hub's head once caught up. Events committed while catching up are news to this
+      // subscriber, and a fan-out that ran before it went live skipped it; taking the caught-up head as its cursor
+      // lost them (a live event missed by a client that came back with an id past the log).
+      if (lastEventId > this.#head) {
+        const end = await this.#source.headId();
+        void this.notify();
+        subscriber.cursor = lastEventId < end ? lastEventId : end;
+      } else subscriber.cursor = lastEventId;
       while (!subscriber.gone.signal.aborted) {
         // Nothing is awaited between this check and going live, so no fan-out can slip in between: the next
         // one starts after the head, at or before the cursor, and the cursor filters what replay already wrote.
