@@ -11,6 +11,7 @@
  *   BENCH_PROFILE       a folder: the service runs with --cpu-prof and writes its .cpuprofile there on stop
  *   BENCH_VARIANTS      0 skips the runs on other settings (front threads, embedded PGlite, the hold rail alone and in batches)
  *   BENCH_CHAIN         0 skips the runs with the vault live
+ *   BENCH_HTTP_THREADS  front threads for the main runs (default 0: HTTP on the sequencer's thread)
  * Then the same pays with front threads, on embedded PGlite, and the marketplace's hold rail, each on a fresh database;
  * then with the vault live on a local anvil node (every batch anchored), anchoring gas per batch and deposit-to-credit latency.
  */
@@ -43,6 +44,7 @@ const runVariants = process.env.BENCH_VARIANTS !== '0';
 const runChain = process.env.BENCH_CHAIN !== '0';
 const pgbenchPath = process.env.PGBENCH ?? '/usr/bin/pgbench';
 const profileDir = process.env.BENCH_PROFILE;
+const mainThreads = Number(process.env.BENCH_HTTP_THREADS ?? 0);
 const run = promisify(execFile);
 
 interface HttpRun extends RunResult {
@@ -93,7 +95,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   db = await createTempDatabase(adminUrl);
-  service = await startSettlementProcess(benchServiceEnv(db.url, dataDir), profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []);
+  service = await startSettlementProcess(
+    benchServiceEnv(db.url, dataDir, mainThreads),
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
+  );
   load = await startLoadProcess();
   const prepared = await load.ask('prepare', { url: service.info.url, payerCount, payeeCount, maxSockets: Math.max(...concurrencies, 256) });
   console.log(`service ${service.info.url} (pid ${service.process.pid}), load generator pid ${load.info.pid}, database ${new URL(db.url).pathname.slice(1)}`);
@@ -138,7 +143,10 @@ try {
   const threaded = variants.filter((v) => v.engine === 'postgres' && v.rail === 'pay');
   const best = [...threaded.map((v) => ({ rate: v.result.paysPerSecond, how: `${v.concurrency} in flight, ${v.threads} front threads` }))].reduce(
     (a, b) => (b.rate > a.rate ? b : a),
-    { rate: bestHttp.paysPerSecond, how: `${bestHttp.concurrency} in flight, HTTP on the sequencer's thread` },
+    {
+      rate: bestHttp.paysPerSecond,
+      how: `${bestHttp.concurrency} in flight, ${mainThreads > 0 ? `${mainThreads} front threads` : "HTTP on the sequencer's thread"}`,
+    },
   );
   const ratio = best.rate / bestPgbench.tps;
   console.log('\ntargets:');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { sign } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { privateKeyFromSeed, publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './ed25519.ts';
+import { defaultSignerEngine, messageSigner, privateKeyFromSeed, publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './ed25519.ts';
 
 // RFC 8032 section 7.1, TEST 1.
 const rfcSeed = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
@@ -93,5 +93,33 @@ describe('ed25519 malformed input is refused without throwing', () => {
   it('throws a clear error for a malformed seed (a configuration error)', () => {
     assert.throws(() => privateKeyFromSeed(rfcSeed.slice(0, 63)), /64 hex characters/);
     assert.throws(() => privateKeyFromSeed(`${rfcSeed.slice(0, 62)}zz`), /64 hex characters/);
+  });
+});
+
+describe('messageSigner: the hot-path signer', () => {
+  it('uses libsodium on this machine (the project installs its prebuilt binding)', () => {
+    assert.equal(defaultSignerEngine, 'sodium');
+  });
+
+  it('gives RFC 8032 test vector 1 with either engine', () => {
+    for (const engine of ['sodium', 'node'] as const) assert.equal(messageSigner(privateKeyFromSeed(rfcSeed), engine)(new Uint8Array(0)), rfcSignature, engine);
+  });
+
+  it('signs exactly as node:crypto does, message after message, and the signatures verify', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const fast = messageSigner(privateKey);
+    const reference = messageSigner(privateKey, 'node');
+    for (let length = 0; length < 300; length += 7) {
+      // A view into a larger buffer, as the crypto worker passes each receipt's bytes.
+      const message = Buffer.from('x'.repeat(length + 5)).subarray(5);
+      const signature = fast(message);
+      assert.equal(signature, reference(message));
+      assert.ok(verifyMessage(publicKey, message.toString('utf8'), signature));
+    }
+  });
+
+  it('refuses a key that is not ed25519', () => {
+    const { privateKey } = generateKeyPairSync('x25519');
+    assert.throws(() => messageSigner(privateKey, 'sodium'), /ed25519 private key/);
   });
 });

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createRequire } from 'node:module';
 
 // DER prefixes that wrap a raw 32-byte ed25519 seed or public key into PKCS#8 / SPKI, so node:crypto can use them.
 const pkcs8Prefix = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -41,6 +42,44 @@ export function publicKeyFromHex(publicHex: string): KeyObject | undefined {
 /** Signs a UTF-8 message; returns the 64-byte signature as hex. */
 export function signMessage(privateKey: KeyObject, message: string): string {
   return sign(null, Buffer.from(message, 'utf8'), privateKey).toString('hex');
+}
+
+/** The part of sodium-native (libsodium's bindings) a signer uses. */
+interface Sodium {
+  crypto_sign_detached(signature: Buffer, message: Uint8Array, secretKey: Buffer): void;
+}
+
+/** libsodium through sodium-native, or undefined where its prebuilt binding does not load (then node:crypto signs). */
+const sodium: Sodium | undefined = (() => {
+  try {
+    return createRequire(import.meta.url)('sodium-native') as Sodium;
+  } catch {
+    return undefined;
+  }
+})();
+
+export type SignerEngine = 'sodium' | 'node';
+
+/** Which engine `messageSigner` uses by default on this machine. */
+export const defaultSignerEngine: SignerEngine = sodium ? 'sodium' : 'node';
+
+/**
+ * Signs many messages with one key, for hot paths (a ledger signs every receipt): hex of the 64-byte signature.
+ * libsodium signs in about half the time of node:crypto's `sign`, which sets up an OpenSSL signing context on
+ * every call; ed25519 is deterministic, so both engines give the same bytes (tested).
+ */
+export function messageSigner(privateKey: KeyObject, engine: SignerEngine = defaultSignerEngine): (message: Uint8Array) => string {
+  if (engine === 'node' || !sodium) return (message) => sign(null, message, privateKey).toString('hex');
+  const jwk = privateKey.export({ format: 'jwk' });
+  if (jwk.crv !== 'Ed25519' || !jwk.d || !jwk.x) throw new Error('messageSigner needs an ed25519 private key');
+  // libsodium's secret key is the 32-byte seed followed by the 32-byte public key.
+  const secretKey = Buffer.concat([Buffer.from(jwk.d, 'base64url'), Buffer.from(jwk.x, 'base64url')]);
+  const signature = Buffer.alloc(64);
+  const binding = sodium;
+  return (message) => {
+    binding.crypto_sign_detached(signature, message, secretKey);
+    return signature.toString('hex');
+  };
 }
 
 /** Verifies a hex signature over a UTF-8 message; false for any malformed input. */

@@ -1,5 +1,6 @@
-import { type KeyObject, sign } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
+import { messageSigner } from '@platform/kit/auth/ed25519';
 import { type BalanceInput, buildBalanceTree, newLeafMemo } from '../balances/balance-tree.ts';
 import { buildWithdrawalTree, type WithdrawalInput } from '../balances/withdrawal-tree.ts';
 
@@ -14,22 +15,22 @@ export type CryptoRequest =
 
 export type CryptoReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
-let privateKey: KeyObject | undefined;
+let sign: ((message: Uint8Array) => string) | undefined;
 /** Kept across closes: only accounts whose balance moved are hashed again. */
 const memo = newLeafMemo();
 
 function run(request: CryptoRequest): unknown {
   switch (request.op) {
     case 'key':
-      privateKey = request.privateKey;
+      sign = messageSigner(request.privateKey);
       return null;
     case 'sign': {
-      const key = privateKey;
-      if (!key) throw new Error('no signing key yet');
+      const signer = sign;
+      if (!signer) throw new Error('no signing key yet');
       const signatures: string[] = [];
       let start = 0;
       for (const end of request.ends) {
-        signatures.push(sign(null, request.bytes.subarray(start, end), key).toString('hex'));
+        signatures.push(signer(request.bytes.subarray(start, end)));
         start = end;
       }
       return signatures;

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { publicKeyHex } from '@platform/kit/auth/ed25519';
+import { messageSigner, publicKeyHex } from '@platform/kit/auth/ed25519';
 import type { NoteSigner } from '@platform/kit/receipt-log/signed-note';
 import { rawPublicKey, verifierKey } from '@platform/kit/receipt-log/signed-note';
 
@@ -8,6 +8,8 @@ export interface SequencerKey {
   readonly privateKey: KeyObject;
   /** Raw public key, 64 lowercase hex: the `sequencer` field of every receipt. */
   readonly publicKeyHex: string;
+  /** Signs receipt bytes on the calling thread (hex), as the crypto worker signs larger groups. */
+  readonly sign: (message: Uint8Array) => string;
   /** Signs checkpoints as a C2SP note under the origin. */
   readonly noteSigner: NoteSigner;
   /** `<origin>+<key id>+<base64 key>`: what a verifier needs to open a checkpoint. */
@@ -19,6 +21,7 @@ export function sequencerKey(privateKey: KeyObject, origin: string): SequencerKe
   return {
     privateKey,
     publicKeyHex: publicKeyHex(privateKey),
+    sign: messageSigner(privateKey),
     noteSigner: { name: origin, privateKey },
     verifierKey: verifierKey(origin, rawPublicKey(privateKey)),
     origin,

@@ -1,4 +1,3 @@
-import { sign } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { ServiceError } from '@platform/kit/errors';
@@ -340,9 +339,7 @@ export class Sequencer {
       await group.signWith((messages) =>
         // A message each way and two thread wake-ups cost more than signing one or two receipts here: small
         // groups (a lightly loaded ledger, the marketplace's hold and capture) sign in place.
-        messages.length <= signInPlaceUpTo
-          ? Promise.resolve(messages.map((message) => sign(null, message, key.privateKey).toString('hex')))
-          : this.#crypto.sign(messages),
+        messages.length <= signInPlaceUpTo ? Promise.resolve(messages.map(key.sign)) : this.#crypto.sign(messages),
       );
       return { group, pending, outcomes };
     } catch (error) {
