@@ -1,4 +1,4 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import { signMessage } from './auth/ed25519.ts';
 import { hashedText, type JournalEnvelope, signedText, type UnsignedEnvelope } from './journal-format.ts';
 
@@ -9,7 +9,7 @@ export { type ChainVerdict, verifyChain } from './journal-verify.ts';
 
 /** SHA-256 hex of the whole envelope's RFC 8785 JSON: the next envelope's `prev`, and for the first, the intent id. */
 export function envelopeHash(envelope: JournalEnvelope): string {
-  return createHash('sha256').update(hashedText(envelope), 'utf8').digest('hex');
+  return hash('sha256', hashedText(envelope), 'hex');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 
 /**
@@ -8,7 +8,7 @@ import { canonicalJson } from './canonical-json.ts';
 
 /** `0x` + SHA-256 hex of a value's RFC 8785 canonical JSON: the digests receipts and payment refs are made of. */
 export function digestOf(value: unknown): `0x${string}` {
-  return `0x${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+  return `0x${hash('sha256', canonicalJson(value), 'hex')}`;
 }
 
 /**

@@ -13,7 +13,7 @@ import { recordingChain, type SettlementChain } from '../src/chain/settlement-ch
 import type { ChainSettings, WindowSettings } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { SettlementSchema } from '../src/db/schema.ts';
-import { sequencerKey } from '../src/ledger/ledger-key.ts';
+import { type SequencerKey, sequencerKey } from '../src/ledger/ledger-key.ts';
 import { LogView } from '../src/ledger/log-view.ts';
 import { Sequencer } from '../src/ledger/sequencer.ts';
 import { LedgerReads } from '../src/reads/ledger-reads.ts';
@@ -41,6 +41,8 @@ export interface HarnessOptions {
   recentIdempotencyKeys?: number;
   /** Check intents' signatures on a worker thread, as the service process does (inline otherwise). */
   intentWorker?: boolean;
+  /** Wraps the sequencer's key, e.g. to make its signing fail. */
+  key?: (key: SequencerKey) => SequencerKey;
   /** Wire a live chain: the vault on this node (deployed by the service, as in development). */
   chain?: { rpcUrl: string; dataDir: string } & Partial<Omit<ChainSettings, 'rpcUrl'>>;
 }
@@ -80,7 +82,8 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   const database: Database<SettlementSchema> = await openDatabase<SettlementSchema>(databaseOptions);
   await migrate(database, 'settlement', migrations);
   const clock = options.clock ?? new ManualClock(startTime);
-  const key = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
+  const plainKey = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
+  const key = options.key ? options.key(plainKey) : plainKey;
   const live = options.chain ? await openChain(options.chain, database.db, clock) : undefined;
   const chain: SettlementChain = live ?? recordingChain({ chainId: 125, vaultAddress, tokenAddress: null }, database.db);
   const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 export { verifyConsistency, verifyInclusion } from './merkle-proofs.ts';
 
@@ -27,7 +27,7 @@ const emptyRoot: Buffer = createHash('sha256').digest();
  * @example leafHash(Buffer.from('')).toString('hex') // '6e340b9c…afa01d'
  */
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(0x00)).update(data).digest();
+  return prefixedHash(0x00, data);
 }
 
 /**
@@ -36,7 +36,24 @@ export function leafHash(data: Uint8Array): Buffer {
  * @example nodeHash(leafHash(a), leafHash(b)) // root of the two-leaf tree [a, b]
  */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(0x01)).update(left).update(right).digest();
+  return prefixedHash(0x01, left, right);
+}
+
+/**
+ * SHA-256 of a prefix byte and the parts, in one-shot hash(): a createHash() chain made a native Hash object per
+ * call, whose weak handle the collector then had to visit (a ledger hashes a leaf per receipt).
+ */
+function prefixedHash(prefix: number, ...parts: Uint8Array[]): Buffer {
+  let length = 1;
+  for (const part of parts) length += part.length;
+  const input = Buffer.allocUnsafe(length);
+  input[0] = prefix;
+  let offset = 1;
+  for (const part of parts) {
+    input.set(part, offset);
+    offset += part.length;
+  }
+  return hash('sha256', input, 'buffer');
 }
 
 /** The largest power of two strictly smaller than n, for n > 1: the split point k of RFC 9162 2.1.1. */

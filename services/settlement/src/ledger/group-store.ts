@@ -217,6 +217,9 @@ function ownerOf(command: MovementCommand): string {
 // which was a visible share of the writer's time per pay.
 function json(rows: readonly object[], columns: Columns): string {
   const parts: string[] = [];
+  // A group's rows share its one time (each receipt's `at`, each idempotency record's `created_at`): formatted once.
+  let lastDate: Date | undefined;
+  let lastDateJson = '';
   for (const row of rows) {
     const record = row as Record<string, unknown>;
     let text = '';
@@ -224,7 +227,15 @@ function json(rows: readonly object[], columns: Columns): string {
       const value = record[name];
       // A missing member is null to jsonb_to_recordset: nulls (a pay's hold_id, an unbound payout address) are left out.
       if (value === null || value === undefined) continue;
-      text += `${text === '' ? '{' : ','}"${name}":${jsonValue(value)}`;
+      let member: string;
+      if (value instanceof Date) {
+        if (value !== lastDate) {
+          lastDate = value;
+          lastDateJson = jsonValue(value);
+        }
+        member = lastDateJson;
+      } else member = jsonValue(value);
+      text += `${text === '' ? '{' : ','}"${name}":${member}`;
     }
     parts.push(text === '' ? '{}' : `${text}}`);
   }

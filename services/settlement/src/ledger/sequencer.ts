@@ -54,6 +54,8 @@ interface Prepared {
   group: Group;
   pending: Pending[];
   outcomes: CommandOutcome[];
+  /** Settles once every receipt of the group is signed (rejects if signing failed): the group is written only then. */
+  signed: Promise<void>;
 }
 
 /** A group whose write is under way: `written` resolves to the error, or undefined once committed. */
@@ -256,12 +258,14 @@ export class Sequencer {
         // would form and commit in the microtasks after each request, one pay per group.
         await new Promise<void>((resolve) => setImmediate(resolve));
         prepared = await this.#prepare(this.#takeGroup(), writing);
+        // The previous group's callers are answered while this group's receipts are signed on the crypto worker.
         const committed = writing ? await this.#finish(db, writing, prepared) : true;
         writing = undefined;
         if (!committed) {
           prepared = undefined;
           continue;
         }
+        await prepared.signed;
         // Answers wait for the group before them even when there is nothing to write: an idempotent replay
         // of a command in that group must not overtake its commit.
         if (prepared.group.hasWrites) writing = this.#write(db, prepared);
@@ -336,12 +340,14 @@ export class Sequencer {
           throw error;
         }
       });
-      await group.signWith((messages) =>
+      const signed = group.signWith((messages) =>
         // A message each way and two thread wake-ups cost more than signing one or two receipts here: small
         // groups (a lightly loaded ledger, the marketplace's hold and capture) sign in place.
         messages.length <= signInPlaceUpTo ? Promise.resolve(messages.map(key.sign)) : this.#crypto.sign(messages),
       );
-      return { group, pending, outcomes };
+      // Awaited by the writer before the group is written, or dropped with the group (a refused write before it).
+      signed.catch(() => undefined);
+      return { group, pending, outcomes, signed };
     } catch (error) {
       this.#fail(pending);
       throw error;
