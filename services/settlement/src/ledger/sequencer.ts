@@ -343,7 +343,7 @@ export class Sequencer {
       const signed = group.signWith((messages) =>
         // A message each way and two thread wake-ups cost more than signing one or two receipts here: small
         // groups (a lightly loaded ledger, the marketplace's hold and capture) sign in place.
-        messages.length <= signInPlaceUpTo ? Promise.resolve(messages.map(key.sign)) : this.#crypto.sign(messages),
+        messages.length <= signInPlaceUpTo ? Promise.resolve(messages.map((message) => key.sign(message))) : this.#crypto.sign(messages),
       );
       // Awaited by the writer before the group is written, or dropped with the group (a refused write before it).
       signed.catch(() => undefined);
