@@ -13,10 +13,20 @@ export function privateKeyFromSeed(seedHex: string): KeyObject {
   return createPrivateKey({ key: Buffer.concat([pkcs8Prefix, Buffer.from(seedHex, 'hex')]), format: 'der', type: 'pkcs8' });
 }
 
+/** The raw 32-byte public key of an ed25519 private or public KeyObject. */
+export function rawPublicKey(key: KeyObject): Buffer {
+  const publicKey = key.type === 'public' ? key : createPublicKey(key);
+  return publicKey.export({ format: 'der', type: 'spki' }).subarray(spkiPrefix.length);
+}
+
 /** Hex of the raw 32-byte public key for a private key. */
 export function publicKeyHex(privateKey: KeyObject): string {
-  const der = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  return der.subarray(spkiPrefix.length).toString('hex');
+  return rawPublicKey(privateKey).toString('hex');
+}
+
+/** The 32-byte seed of an ed25519 private key: privateKeyFromSeed's input. */
+function seedOf(privateKey: KeyObject): Buffer {
+  return privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(pkcs8Prefix.length);
 }
 
 // Building a KeyObject costs more than the verification it serves (measured: createPublicKey was half the
@@ -71,10 +81,9 @@ export const defaultSignerEngine: SignerEngine = sodium ? 'sodium' : 'node';
  */
 export function messageSigner(privateKey: KeyObject, engine: SignerEngine = defaultSignerEngine): (message: Uint8Array) => string {
   if (engine === 'node' || !sodium) return (message) => sign(null, message, privateKey).toString('hex');
-  const jwk = privateKey.export({ format: 'jwk' });
-  if (jwk.crv !== 'Ed25519' || !jwk.d || !jwk.x) throw new Error('messageSigner needs an ed25519 private key');
+  if (privateKey.type !== 'private' || privateKey.asymmetricKeyType !== 'ed25519') throw new Error('messageSigner needs an ed25519 private key');
   // libsodium's secret key is the 32-byte seed followed by the 32-byte public key.
-  const secretKey = Buffer.concat([Buffer.from(jwk.d, 'base64url'), Buffer.from(jwk.x, 'base64url')]);
+  const secretKey = Buffer.concat([seedOf(privateKey), rawPublicKey(privateKey)]);
   const signature = Buffer.alloc(64);
   const binding = sodium;
   return (message) => {
@@ -89,8 +98,7 @@ const rawPublicKeys = new WeakMap<KeyObject, Buffer | null>();
 function rawEd25519PublicKey(publicKey: KeyObject): Buffer | null {
   let raw = rawPublicKeys.get(publicKey);
   if (raw === undefined) {
-    const jwk = publicKey.asymmetricKeyType === 'ed25519' ? publicKey.export({ format: 'jwk' }) : undefined;
-    raw = jwk?.x ? Buffer.from(jwk.x, 'base64url') : null;
+    raw = publicKey.asymmetricKeyType === 'ed25519' ? rawPublicKey(publicKey) : null;
     rawPublicKeys.set(publicKey, raw);
   }
   return raw;
@@ -107,9 +115,8 @@ export function verifyMessage(publicKey: KeyObject, message: string, signatureHe
   try {
     const bytes = Buffer.from(message, 'utf8');
     const signature = Buffer.from(signatureHex, 'hex');
-    const raw = sodium ? rawEd25519PublicKey(publicKey) : null;
-    if (sodium && raw) return sodium.crypto_sign_verify_detached(signature, bytes, raw);
-    return verify(null, bytes, publicKey, signature);
+    const raw = sodium && rawEd25519PublicKey(publicKey);
+    return raw ? (sodium as Sodium).crypto_sign_verify_detached(signature, bytes, raw) : verify(null, bytes, publicKey, signature);
   } catch {
     return false;
   }

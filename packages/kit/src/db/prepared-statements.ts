@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
 
 /**
@@ -27,7 +27,7 @@ const names = new Map<string, string>();
 export function preparedName(text: string): string | undefined {
   const known = names.get(text);
   if (known !== undefined || names.size >= maxPreparedTexts) return known;
-  const name = `p_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+  const name = `p_${hash('sha256', text, 'hex').slice(0, 32)}`;
   names.set(text, name);
   return name;
 }

@@ -1,4 +1,4 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export { verifyConsistency, verifyInclusion } from './merkle-proofs.ts';
 
@@ -19,7 +19,7 @@ export { verifyConsistency, verifyInclusion } from './merkle-proofs.ts';
  */
 
 /** MTH({}) = SHA-256 of the empty string: the root of the empty tree (RFC 9162 2.1.1). */
-const emptyRoot: Buffer = createHash('sha256').digest();
+const emptyRoot: Buffer = hash('sha256', '', 'buffer');
 
 /**
  * The hash of one leaf: SHA-256(0x00 || data).

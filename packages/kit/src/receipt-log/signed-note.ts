@@ -1,4 +1,5 @@
-import { createHash, createPublicKey, type KeyObject, sign } from 'node:crypto';
+import { hash, type KeyObject, sign } from 'node:crypto';
+import { rawPublicKey } from '../auth/ed25519.ts';
 import { ed25519KeyType, hasControlCharacter, isValidKeyName, keyIdPreimage, signaturePrefix } from './note-verify.ts';
 
 /**
@@ -6,6 +7,7 @@ import { ed25519KeyType, hasControlCharacter, isValidKeyName, keyIdPreimage, sig
  * at every window close). Opening a note, which clients do too, is in note-verify.ts on WebCrypto.
  */
 
+export { rawPublicKey } from '../auth/ed25519.ts';
 export {
   decodeCanonicalBase64,
   hasControlCharacter,
@@ -24,21 +26,13 @@ export interface NoteSigner {
   privateKey: KeyObject;
 }
 
-const spkiPrefix = Buffer.from('302a300506032b6570032100', 'hex');
-
 /**
  * The 4-byte key ID of an ed25519 key: SHA-256(name || 0x0A || 0x01 || 32-byte public key)[:4].
  *
  * @example keyId('PeterNeumann', publicKeyRaw).toString('hex') // 'c74f20a3'
  */
 export function keyId(name: string, publicKeyRaw: Uint8Array): Buffer {
-  return createHash('sha256').update(keyIdPreimage(name, publicKeyRaw)).digest().subarray(0, 4);
-}
-
-/** The raw 32-byte public key of an ed25519 private or public KeyObject. */
-export function rawPublicKey(key: KeyObject): Buffer {
-  const publicKey = key.type === 'public' ? key : createPublicKey(key);
-  return publicKey.export({ format: 'der', type: 'spki' }).subarray(spkiPrefix.length);
+  return hash('sha256', keyIdPreimage(name, publicKeyRaw), 'buffer').subarray(0, 4);
 }
 
 /**

@@ -220,6 +220,13 @@ function json(rows: readonly object[], columns: Columns): string {
   // A group's rows share its one time (each receipt's `at`, each idempotency record's `created_at`): formatted once.
   let lastDate: Date | undefined;
   let lastDateJson = '';
+  const dateJson = (date: Date): string => {
+    if (date !== lastDate) {
+      lastDate = date;
+      lastDateJson = jsonValue(date);
+    }
+    return lastDateJson;
+  };
   for (const row of rows) {
     const record = row as Record<string, unknown>;
     let text = '';
@@ -227,15 +234,7 @@ function json(rows: readonly object[], columns: Columns): string {
       const value = record[name];
       // A missing member is null to jsonb_to_recordset: nulls (a pay's hold_id, an unbound payout address) are left out.
       if (value === null || value === undefined) continue;
-      let member: string;
-      if (value instanceof Date) {
-        if (value !== lastDate) {
-          lastDate = value;
-          lastDateJson = jsonValue(value);
-        }
-        member = lastDateJson;
-      } else member = jsonValue(value);
-      text += `${text === '' ? '{' : ','}"${name}":${member}`;
+      text += `${text === '' ? '{' : ','}"${name}":${value instanceof Date ? dateJson(value) : jsonValue(value)}`;
     }
     parts.push(text === '' ? '{}' : `${text}}`);
   }

@@ -32,7 +32,7 @@ function prng(seed: number): (below: number) => number {
 
 /**
  * How many SHA-256 computations `fn` makes: every hash in merkle-log.ts (and so in the cache) goes
- * through node:crypto's createHash, whose live ESM binding syncBuiltinESMExports points at the mock.
+ * through node:crypto's one-shot hash(), whose live ESM binding syncBuiltinESMExports points at the mock.
  */
 function countHashes(fn: () => void): number {
   const spy = mock.method(crypto, 'hash');
