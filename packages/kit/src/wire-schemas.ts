@@ -71,3 +71,30 @@ export const untyped = <T extends TSchema>(schema: T) => Type.Unsafe<unknown>(sc
  * @example status: oneOf(['open', 'closed'])
  */
 export const oneOf = (values: readonly string[], description?: string) => Type.Unsafe<string>({ type: 'string', enum: [...values], ...described(description) });
+
+/**
+ * The body of a JSON-RPC 2.0 endpoint (the contract engine's `/rpc`, the memory server's MCP `/mcp`): one message or
+ * a batch, any JSON as far as HTTP goes, since a malformed message is answered in JSON-RPC's own error shape by the
+ * route (`validatedByHandler`), not refused by Fastify.
+ */
+export const jsonRpcBody = () =>
+  validatedByHandler(
+    Type.Unsafe<unknown>({
+      description: 'A JSON-RPC 2.0 message ({jsonrpc: "2.0", method, params?, id?}) or a batch of them; a malformed one gets a JSON-RPC error',
+    }),
+  );
+
+/** The mark of a request part the route checks itself (see `validatedByHandler`); the kit's validator compiler lets it through. */
+export const handlerValidatedMark = 'x-validated-by-handler';
+
+/**
+ * Declares a request part (a body, the headers) in the route schema, and so in the API description, that the route's
+ * own code checks rather than Fastify: JSON-RPC messages answered with JSON-RPC errors, a tool's arguments checked by
+ * the tool, headers read on a hot path with the errors the spec names. Declaring it is what lets a caller (and the
+ * malformed-input sweep) know the route takes it; the kit refuses a body sent to a route that declares none.
+ *
+ * @example schema: { body: validatedByHandler(JsonRpcMessage) }
+ */
+export function validatedByHandler<T extends object>(schema: T): T {
+  return { ...schema, [handlerValidatedMark]: true };
+}

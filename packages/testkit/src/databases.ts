@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { OpenDatabaseOptions } from '@platform/kit/db/open-database';
 import pg from 'pg';
 import pino from 'pino';
+import { createTempDatabase } from './temp-database.ts';
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -53,4 +54,30 @@ export function testEngines(): TestEngine[] {
 export function postgresEngine(): TestEngine | undefined {
   const url = process.env.TEST_DATABASE_URL;
   return url ? postgres(url) : undefined;
+}
+
+/** A database for a service started as a process: the settings that point it there, and how to remove it. */
+export interface ProcessDatabase {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/**
+ * The engines a test runs a service process on: embedded PGlite (in the process's own data folder), and a fresh
+ * PostgreSQL database when TEST_DATABASE_URL is set (the service makes its own schema there, as in production).
+ *
+ * @example for (const engine of processEngines()) test(`on ${engine.name}`, async () => { const db = await engine.database(); ... })
+ */
+export function processEngines(): Array<{ name: TestEngine['name']; database(): Promise<ProcessDatabase> }> {
+  const url = process.env.TEST_DATABASE_URL;
+  const embedded = { name: 'pglite' as const, database: async () => ({ env: {}, drop: async () => {} }) };
+  if (!url) return [embedded];
+  const postgres = {
+    name: 'postgres' as const,
+    async database() {
+      const created = await createTempDatabase(url, 'platform');
+      return { env: { DATABASE_URL: created.url }, drop: created.drop };
+    },
+  };
+  return [embedded, postgres];
 }

@@ -2,9 +2,11 @@ import { actorOwners } from '@platform/kit/auth/owner-actor';
 import { contractOwnerTokens } from '@platform/kit/auth/owner-token';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { Logger } from 'pino';
 import type { Engine } from './engine.ts';
+import { callerHeader } from './evm/engine-deps.ts';
 import { limits } from './limits.ts';
 import { registerRpcRoute } from './routes/rpc-route.ts';
 import { registerToolRoutes } from './routes/tool-routes.ts';
@@ -28,6 +30,12 @@ export function buildApp(deps: AppDeps) {
   const owners = actorOwners(deps.transportToken, contractOwnerTokens);
   requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'], ...(owners && { owners }) });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
+  declareRequestHeader(
+    app,
+    callerHeader,
+    { description: 'The calling agent’s DID, whose embedded wallet signs (a daemon’s owner token may name only its own user’s DIDs)', maxLength: 256 },
+    (route) => route.url === '/rpc' || route.url.startsWith('/v1/'),
+  );
   const tools = toolTable(deps.engine);
   registerToolRoutes(app, tools);
   registerRpcRoute(app, { invoker: new ToolInvoker(tools, deps.logger), serverInfo: { name: `platform-${serviceName}`, version: serviceVersion } });

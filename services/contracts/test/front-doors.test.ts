@@ -72,15 +72,26 @@ for (const engine of testEngines()) {
     });
 
     describe('JSON-RPC', () => {
-      test('a body that is not JSON is a JSON-RPC parse error (-32700) with a null id', async () => {
-        const response = await c.app.inject({
-          method: 'POST',
-          url: '/rpc',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${transportToken}` },
-          payload: '{"jsonrpc": "2.0", ',
-        });
-        assert.equal(response.statusCode, 200);
+      const rawRpc = (payload: string) =>
+        c.app.inject({ method: 'POST', url: '/rpc', headers: { 'content-type': 'application/json', authorization: `Bearer ${transportToken}` }, payload });
+
+      test('a body that is not JSON is a JSON-RPC parse error (-32700) with a null id, as a 400', async () => {
+        const response = await rawRpc('{"jsonrpc": "2.0", ');
+        assert.equal(response.statusCode, 400);
         assert.deepEqual(response.json(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error: the body is not valid JSON' } });
+      });
+
+      test('an id JSON cannot write back is answered with a null id; a long method name is not echoed whole; bad text is a JSON-RPC 400', async () => {
+        const infinite = await rawRpc('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
+        assert.equal(infinite.statusCode, 200);
+        assert.deepEqual(infinite.json(), { jsonrpc: '2.0', id: null, result: {} });
+        const long = await rawRpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'm'.repeat(1_000_000) }));
+        assert.equal(long.statusCode, 200);
+        assert.ok(long.body.length < 300, `the answer echoed ${long.body.length} bytes`);
+        assert.match(long.json().error.message, /^method m{64}… \(1000000 characters\) not found$/);
+        const nul = await rawRpc('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tachyon_chain_list","arguments":{"x":"a\\u0000"}}}');
+        assert.equal(nul.statusCode, 400);
+        assert.deepEqual(nul.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'params.arguments.x must not contain NUL (U+0000)' } });
       });
 
       test('initialize and tools/list: the nine tools with schemas and read-only/destructive annotations', async () => {

@@ -12,7 +12,8 @@ import type { GatewaySettings } from './config.ts';
 import type { GatewaySchema } from './db/schema.ts';
 import { requireGatewayAuth } from './http/gateway-auth.ts';
 import { installKillSwitch } from './http/kill-switch.ts';
-import { installOpenAiErrors } from './http/openai-errors.ts';
+import { installOpenAiErrors, openAiFailureEnvelope } from './http/openai-errors.ts';
+import { declarePlatformHeaders } from './http/platform-headers.ts';
 import { BudgetRepository, recallChannel, returnedChannel } from './metering/budget.repository.ts';
 import { BudgetLeases } from './metering/budget-leases.ts';
 import { Meter } from './metering/meter.ts';
@@ -56,7 +57,12 @@ export interface AppDeps {
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
   const { settings, clock, logger, db } = deps;
-  const app = createServiceApp({ logger, bodyLimit: settings.maxBodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger,
+    bodyLimit: settings.maxBodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    failureEnvelopeAt: (url) => (url === '/v1' || url.startsWith('/v1/') ? openAiFailureEnvelope : undefined),
+  });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
@@ -98,6 +104,7 @@ export function buildApp(deps: AppDeps) {
     async (scope) => {
       installOpenAiErrors(scope);
       keepRawJsonBodies(scope);
+      declarePlatformHeaders(scope);
       requireGatewayAuth(scope, {
         gatewayToken: settings.gatewayToken,
         adminToken: settings.adminToken,

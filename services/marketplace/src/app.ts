@@ -5,6 +5,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
+import { documentDeveloperSecurity } from './http/route-security.ts';
 import { limits } from './limits.ts';
 import { registerRoutes } from './routes/index.ts';
 import type { RouteDeps } from './routes/route-deps.ts';
@@ -37,6 +38,7 @@ export function buildApp(deps: AppDeps) {
     clock: deps.clock,
   });
   requireCaller(app, { tokenKey: deps.tokenKey, clock: deps.clock, prefixes: callerRoutePrefixes });
+  documentDeveloperSecurity(app);
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey: deps.tokenKey, clock: deps.clock });
   registerRoutes(app, deps);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testEngines } from '@platform/testkit/databases';
 import { limits } from '../src/limits.ts';
+import { signIn } from './developer-fixtures.ts';
 import { type Marketplace, startMarketplace } from './harness.ts';
 
 const engine = testEngines()[0];
@@ -14,7 +15,8 @@ describe('the spec’s error envelope, hosted mode and the body limit', () => {
 
   const id = '01a212a7-1f86-7f46-8e3a-d9fa65957714';
 
-  test('hosted-mode routes answer 501 service_unavailable saying so, whatever the body', async () => {
+  test('hosted-mode routes answer a developer 501 service_unavailable saying so, whatever the body, and anyone else 401', async () => {
+    const developer = await signIn(market);
     const routes: Array<['GET' | 'POST', string]> = [
       ['POST', `/v1/services/${id}/artifacts`],
       ['POST', `/v1/services/${id}/deploy`],
@@ -24,12 +26,15 @@ describe('the spec’s error envelope, hosted mode and the body limit', () => {
       ['GET', `/v1/services/${id}/logs`],
     ];
     for (const [method, url] of routes) {
-      const answer = await market.app.inject({
-        method,
-        url,
-        headers: { 'content-type': 'multipart/form-data; boundary=x' },
-        ...(method === 'POST' ? { payload: '--x\r\n\r\nbytes\r\n--x--' } : {}),
-      });
+      const send = (headers: Record<string, string>) =>
+        market.app.inject({
+          method,
+          url,
+          headers: { 'content-type': 'multipart/form-data; boundary=x', ...headers },
+          ...(method === 'POST' ? { payload: '--x\r\n\r\nbytes\r\n--x--' } : {}),
+        });
+      assert.equal((await send({})).statusCode, 401, url);
+      const answer = await send(developer.headers);
       assert.equal(answer.statusCode, 501, url);
       const body = answer.json();
       assert.equal(body.error, 'service_unavailable');
@@ -76,5 +81,29 @@ describe('the spec’s error envelope, hosted mode and the body limit', () => {
     });
     assert.equal(past.statusCode, 413);
     assert.equal(past.json().error, 'invalid_request');
+  });
+
+  test('a caller’s malformed input is 400 invalid_request naming what is wrong: a missing service_id, a lone surrogate, a manifest nested 20,000 deep', async () => {
+    const caller = await market.caller();
+    const json = { 'content-type': 'application/json' };
+    for (const url of ['/v1/channels', '/v1/streams']) {
+      const missing = await market.call('POST', url, { caller, body: {} });
+      assert.equal(missing.status, 400, url);
+      assert.equal(missing.body.error, 'invalid_request');
+      assert.match(missing.body.message, /service_id/);
+    }
+    const surrogate = await market.call('POST', `/v1/invoke/${id}`, { caller, headers: json, body: '{"operation":"run","args":{"text":"\\ud800"}}' });
+    assert.equal(surrogate.status, 400);
+    assert.equal(surrogate.body.detail.field, 'args.text');
+    const developer = await signIn(market);
+    const deep = `{"manifest":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    for (const [method, url] of [
+      ['POST', '/v1/services'],
+      ['PATCH', `/v1/services/${id}`],
+    ] as const) {
+      const answer = await market.call(method, url, { headers: { ...developer.headers, ...json }, body: deep });
+      assert.equal(answer.status, 400, url);
+      assert.equal(answer.body.message, 'the body is nested deeper than 64 levels');
+    }
   });
 });

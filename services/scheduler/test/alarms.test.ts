@@ -108,7 +108,11 @@ for (const engine of testEngines()) {
         await expect400({ kind: 'once', wake_message: 'x', fire_at: 'tomorrow' }, /fire_at/);
         await expect400({ kind: 'once', wake_message: 'x', fire_at: '2026-03-02T09:00:00' }, /offset/);
         await expect400({ kind: 'once', wake_message: 'x', fire_at: '2026-02-30T09:00:00Z' }, /fire_at/);
-        await expect400({ kind: 'once', wake_message: 'x', fire_at: '2037-01-01T00:00:00Z' }, /10 years/);
+        await expect400({ kind: 'once', wake_message: 'x', fire_at: '2037-01-01T00:00:00Z' }, /10 years ahead/);
+        // The past fires at once, up to the same horizon back: year 0 was a 500 (PostgreSQL holds no year 0).
+        await expect400({ kind: 'once', wake_message: 'x', fire_at: '2016-02-29T11:59:59Z' }, /10 years ago/);
+        await expect400({ kind: 'once', wake_message: 'x', fire_at: '0000-01-01T00:00:00Z' }, /10 years ago/);
+        assert.equal((await create({ kind: 'once', wake_message: 'x', fire_at: '2016-03-04T12:00:00Z' })).status, 200);
       });
       test('cron: a valid 5-field expression and a known timezone', async () => {
         await expect400({ kind: 'cron', wake_message: 'x' }, /cron_expr is required/);

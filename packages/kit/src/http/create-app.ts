@@ -1,9 +1,12 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import { FailureSchema, failure } from '../envelope.ts';
-import { ServiceError } from '../errors.ts';
-import { installErrorHandling } from './error-handler.ts';
+import { invalidRequest, ServiceError } from '../errors.ts';
+import { installErrorHandling, logFailure, toServiceError } from './error-handler.ts';
+import { inputProblem } from './input-text.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
 import { installResponseCheck } from './response-check.ts';
 import { validatorCompiler } from './validation.ts';
@@ -21,6 +24,12 @@ export interface CreateAppOptions {
   trustProxy?: boolean;
   /** The failure body for a service whose spec names another envelope (the marketplace); the kit's by default. */
   failureEnvelope?: FailureEnvelope;
+  /**
+   * The envelope of the routes under a URL, for failures Fastify finds before any route is matched (a path that is not
+   * valid percent-encoding, a path parameter past `maxPathParamLength`): a scope that renders its own failures (the
+   * gateway's `/v1`, in OpenAI's shape) names its envelope here; undefined falls back to `failureEnvelope`.
+   */
+  failureEnvelopeAt?: (url: string) => FailureEnvelope | undefined;
 }
 
 /** How a service renders a `ServiceError`, and the response schema that describes (and serialises) what it renders. */
@@ -33,6 +42,13 @@ export interface FailureEnvelope {
 export const kitFailureEnvelope: FailureEnvelope = { render: failure, schema: FailureSchema };
 
 /**
+ * The longest path parameter the router matches (Fastify's default is 100, shorter than the DIDs and names the
+ * services document). A route's own `params` schema sets the limit it documents (a DID's 256, say); past this one
+ * a request is refused before routing, in the service's envelope, as 400 `invalid_request`.
+ */
+export const maxPathParamLength = 1024;
+
+/**
  * A Fastify instance with the shared conventions: TypeBox schemas, strict body validation,
  * envelope errors for every failure, empty JSON bodies treated as absent, and the API description of every route
  * added later (`GET /openapi.json`, `GET /docs`).
@@ -40,16 +56,25 @@ export const kitFailureEnvelope: FailureEnvelope = { render: failure, schema: Fa
  * @example const app = createServiceApp({ logger, bodyLimit: 256 * 1024, api: { title: 'scheduler', version: '0.1.0' } })
  */
 export function createServiceApp(options: CreateAppOptions) {
+  const envelope = options.failureEnvelope ?? kitFailureEnvelope;
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit,
     // Fastify's own 503 while closing is a body of its own shape; the hook below answers in the service's envelope.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
+    routerOptions: { maxParamLength: maxPathParamLength },
+    // Fastify's own bodies for these are not the service's envelope.
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      const serviceError = frameworkError(error);
+      logFailure(request.log, error, serviceError);
+      const render = (options.failureEnvelopeAt?.(request.url) ?? envelope).render;
+      return reply.status(serviceError.status).type('application/json').send(render(serviceError));
+    },
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, envelope.render),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   refuseWhileClosing(app);
-  const envelope = options.failureEnvelope ?? kitFailureEnvelope;
   // Before any route, so their onRoute hooks see them all.
   if (options.api) installApiDocs(app, options.api);
   app.addHook('onRoute', (route) => declareFailures(route, envelope.schema));
@@ -65,6 +90,7 @@ export function createServiceApp(options: CreateAppOptions) {
   // optional accepts it and one with required fields names the missing field rather than "body must be object".
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
+    refuseUnstorableInput(request);
   });
   installErrorHandling(app, envelope.render);
   installResponseCheck(app);
@@ -72,6 +98,65 @@ export function createServiceApp(options: CreateAppOptions) {
 }
 
 export type ServiceApp = ReturnType<typeof createServiceApp>;
+
+/**
+ * The kit's edge check of what a caller sent (see `input-text.ts`): path parameters, the query string and a parsed JSON
+ * body (a route that takes bytes or a stream is left to its own parser) hold no NUL, no lone surrogate and no nesting
+ * past the limit, before validation and before any handler, database or shared writer sees them.
+ */
+function refuseUnstorableInput(request: FastifyRequest): void {
+  const problem =
+    inputProblem(request.params, 'params') ??
+    inputProblem(request.query, 'querystring') ??
+    (isParsedJson(request.body) ? (bodyNotTaken(request) ?? inputProblem(request.body, 'body')) : undefined);
+  if (problem) throw problem;
+}
+
+/**
+ * A JSON body sent to a route that declares none is refused, as an unknown member of a declared body is: whatever
+ * the caller meant it to do, nothing reads it (an empty object, which HTTP clients send with a bare POST, is no body).
+ * So every body a route reads is in its schema and in the API description (`validatedByHandler` where the route
+ * checks it itself).
+ */
+function bodyNotTaken(request: FastifyRequest) {
+  if (request.routeOptions.schema?.body !== undefined) return undefined;
+  const body = request.body;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0) return undefined;
+  return invalidRequest(`${request.method} ${request.routeOptions.url} takes no request body`);
+}
+
+function isParsedJson(body: unknown): boolean {
+  return (
+    body !== null && body !== undefined && !Buffer.isBuffer(body) && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown }).pipe !== 'function'
+  );
+}
+
+function frameworkError(error: FastifyError): ServiceError {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new ServiceError('invalid_request', `a path parameter is longer than ${maxPathParamLength} characters`, { cause: error });
+  if (error.code === 'FST_ERR_BAD_URL') return new ServiceError('invalid_request', 'the path is not valid percent-encoded UTF-8', { cause: error });
+  return toServiceError(error);
+}
+
+/**
+ * A request Node's HTTP parser refused (malformed, headers too large, too slow to arrive) gets the envelope too, written
+ * on the socket as Node's own answer would be, then the connection ends: nothing more can be read from it reliably.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex, render: (error: ServiceError) => unknown): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'the request did not arrive in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'the request headers are larger than this service accepts']
+        : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify(render(new ServiceError('invalid_request', message)));
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(error);
+}
 
 /**
  * A request that arrives on a kept-alive connection while the service drains (after `close()` began) gets 503

@@ -1,5 +1,8 @@
-/** An OpenAPI security scheme: a bearer in `Authorization`, or a token in a header of its own. */
-export type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header'; name: string; description: string };
+/**
+ * An OpenAPI security scheme: a bearer in `Authorization` (or another HTTP scheme there: the marketplace's `Wallet`), or
+ * a token in a header of its own.
+ */
+export type SecurityScheme = { type: 'http'; scheme: string; description: string } | { type: 'apiKey'; in: 'header'; name: string; description: string };
 
 /** The parts of an OpenAPI 3.1 document the docs page and the tests read. */
 export interface OpenApiDocument {

@@ -1,6 +1,6 @@
 import { fastifySwagger, formatParamUrl } from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { nonJsonResponse, openObject } from '../wire-schemas.ts';
+import { nonJsonResponse, openObject, validatedByHandler } from '../wire-schemas.ts';
 import { renderApiDocsPage } from './api-docs-page.ts';
 import type { OpenApiDocument, OpenApiOperation, SecurityScheme } from './openapi-document.ts';
 
@@ -35,6 +35,8 @@ export type RouteShape = Pick<RouteOptions, 'url' | 'method' | 'config' | 'schem
 interface RouteSecurity {
   required: string[];
   optional: string[];
+  /** Set by `documentSecurityAlternatives`: the requirement's alternatives as they are (an empty one: no credentials). */
+  alternatives?: string[][];
 }
 
 interface ApiRegistry {
@@ -98,6 +100,7 @@ export function installApiDocs(app: FastifyInstance, info: ApiInfo): void {
 }
 
 function securityRequirements(security: RouteSecurity): Array<Record<string, string[]>> {
+  if (security.alternatives) return security.alternatives.map((schemes) => Object.fromEntries(schemes.map((name) => [name, []])));
   const required = Object.fromEntries(security.required.map((name) => [name, []]));
   if (security.optional.length === 0) return [required];
   return [{ ...required, ...Object.fromEntries(security.optional.map((name) => [name, []])) }, required];
@@ -127,6 +130,30 @@ export function documentSecurity(
   });
 }
 
+/**
+ * Records security that is a choice between sets of schemes, for routes whose credentials are checked by the route
+ * itself (the marketplace's developer routes take a developer token or a wallet signature; `/v1/me` a caller or a
+ * developer): `alternativesFor` gives the sets (an empty set means the route also answers without credentials), or
+ * undefined where it does not apply. Defines `schemes` in the description.
+ *
+ * @example documentSecurityAlternatives(app, { developerToken, walletSignature }, (route) => (owned(route) ? [['developerToken'], ['walletSignature']] : undefined))
+ */
+export function documentSecurityAlternatives(
+  app: FastifyInstance,
+  schemes: Record<string, SecurityScheme>,
+  alternativesFor: (route: RouteShape) => string[][] | undefined,
+): void {
+  if (!app.hasDecorator(registryDecorator)) return;
+  const registry = app.getDecorator<ApiRegistry>(registryDecorator);
+  Object.assign(registry.schemes, schemes);
+  app.addHook('onRoute', (route) => {
+    const alternatives = alternativesFor(route);
+    if (alternatives === undefined) return;
+    const security = registry.security.get(route) ?? { required: [], optional: [] };
+    registry.security.set(route, { ...security, alternatives });
+  });
+}
+
 /** Every route the app registered (HEAD routes Fastify adds for GETs left out), for tests that check the description covers them. */
 export function registeredRoutes(app: FastifyInstance): readonly RouteShape[] {
   return app.getDecorator<ApiRegistry>(registryDecorator).routes;
@@ -134,3 +161,34 @@ export function registeredRoutes(app: FastifyInstance): readonly RouteShape[] {
 
 /** The OpenAPI path of a Fastify route URL, as the generator writes it: `/v1/alarms/:id` is `/v1/alarms/{id}`. */
 export const openApiPath: (url: string) => string = formatParamUrl;
+
+/**
+ * Declares a request header that the routes of this scope matching `appliesTo` read in their own code (the contract
+ * engine's and the gateway's `X-Platform-Actor-DID`, the marketplace's `X-Caller-DID`), so the API description lists
+ * it. It is added to the route's `headers` schema: beside the headers a route validates, or as the route's only one,
+ * checked by the route (`validatedByHandler`), whose own refusal (with the spec's code) is the answer. Call it on
+ * the scope before its routes are added.
+ *
+ * @example declareRequestHeader(app, 'x-platform-actor-did', { description: 'The calling agent', maxLength: 256 }, (route) => route.url.startsWith('/v1/'))
+ */
+export function declareRequestHeader(
+  app: FastifyInstance,
+  name: string,
+  schema: { description: string; required?: boolean; maxLength?: number; pattern?: string },
+  appliesTo: (route: RouteShape) => boolean,
+): void {
+  const { required, ...property } = schema;
+  app.addHook('onRoute', (route) => {
+    if (!appliesTo(route)) return;
+    const existing = route.schema?.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+    const headers: { properties?: Record<string, unknown>; required?: string[] } = existing ?? validatedByHandler({ type: 'object', properties: {} });
+    route.schema = {
+      ...route.schema,
+      headers: {
+        ...headers,
+        properties: { ...headers.properties, [name]: { type: 'string', ...property } },
+        ...(required ? { required: [...(headers.required ?? []), name] } : {}),
+      },
+    };
+  });
+}

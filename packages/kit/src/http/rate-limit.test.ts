@@ -189,7 +189,7 @@ describe('rateLimit', () => {
     const clock = new ManualClock();
     const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' } });
     rateLimit(app, { classes: { write: { perSecond: 0.5, burst: 4 } }, classify: () => 'write', clock });
-    app.post('/v1/batch', async (request) => {
+    app.post('/v1/batch', { schema: { body: { type: 'object', properties: { items: { type: 'integer' } } } } }, async (request) => {
       await chargeForItems(request, (request.body as { items: number }).items);
       return { ok: true, data: {} };
     });

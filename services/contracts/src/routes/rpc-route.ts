@@ -1,4 +1,6 @@
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { jsonRpcErrorHandler, jsonRpcFailureResponses } from '@platform/kit/http/json-rpc-failures';
+import { jsonRpcBody } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import type { ToolInvoker } from '../tools/invoke.ts';
 import { callerOf } from './caller.ts';
@@ -20,6 +22,13 @@ const JsonRpcAnswer = Type.Object({
   error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String() }, { description: 'A JSON-RPC error' })),
 });
 
+const maxIdLength = 256;
+
+/** A name the caller sent, as an error message may echo it: the first 64 characters. */
+function shortened(name: string): string {
+  return name.length > 64 ? `${name.slice(0, 64)}… (${name.length} characters)` : name;
+}
+
 const codes = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602 } as const;
 
 function failure(id: JsonRpcId, code: number, message: string): JsonRpcResponse {
@@ -36,7 +45,9 @@ export function registerRpcRoute(app: ServiceApp, options: { invoker: ToolInvoke
     if (typeof message !== 'object' || message === null || Array.isArray(message))
       return failure(null, codes.invalidRequest, 'a JSON-RPC request must be an object');
     const { jsonrpc, method, params, id } = message as Record<string, unknown>;
-    const replyId: JsonRpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
+    // An id JSON cannot write back (1e400 parses as Infinity) or too long to echo is no id: the answer carries null.
+    const replyId: JsonRpcId =
+      (typeof id === 'string' && id.length <= maxIdLength) || (typeof id === 'number' && Number.isFinite(id)) ? (id as string | number) : null;
     if (jsonrpc !== '2.0' || typeof method !== 'string') return failure(replyId, codes.invalidRequest, 'jsonrpc must be "2.0" and method a string');
     const notification = !('id' in (message as object));
     const result = await dispatch(method, params, callerDid);
@@ -59,31 +70,27 @@ export function registerRpcRoute(app: ServiceApp, options: { invoker: ToolInvoke
         return { result: { tools: options.invoker.list() } };
       case 'tools/call': {
         const { name, arguments: args } = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; arguments?: unknown };
-        if (typeof name !== 'string' || !options.invoker.has(name)) return { error: { code: codes.invalidParams, message: `unknown tool ${String(name)}` } };
+        if (typeof name !== 'string' || !options.invoker.has(name))
+          return { error: { code: codes.invalidParams, message: `unknown tool ${shortened(String(name))}` } };
         return { result: await options.invoker.call(name, args, { callerDid }) };
       }
       default:
-        return { error: { code: codes.methodNotFound, message: `method ${method} not found` } };
+        return { error: { code: codes.methodNotFound, message: `method ${shortened(method)} not found` } };
     }
   }
 
-  // No body schema: a malformed JSON-RPC message gets a JSON-RPC error, not the HTTP envelope.
   app.post('/rpc', {
-    // A body that is not JSON fails before the handler; JSON-RPC answers it with -32700, not the HTTP envelope.
+    // A body that is not JSON fails before the handler: -32700 with 400, in JSON-RPC's shape (jsonRpcErrorHandler).
     schema: {
       description: 'MCP over JSON-RPC 2.0 (initialize, ping, tools/list, tools/call), one message or a batch.',
+      body: jsonRpcBody(),
       response: {
         200: Type.Union([JsonRpcAnswer, Type.Array(JsonRpcAnswer)], { description: 'The answer, or the answers of a batch' }),
         204: Type.Unsafe<undefined>({ type: 'null', description: 'Only notifications were sent: nothing to answer' }),
+        ...jsonRpcFailureResponses,
       },
     },
-    errorHandler: (error, _request, reply) => {
-      const code = (error as { code?: unknown }).code;
-      if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-        return reply.status(200).send(failure(null, codes.parseError, 'parse error: the body is not valid JSON'));
-      }
-      throw error;
-    },
+    errorHandler: jsonRpcErrorHandler,
     handler: async (request, reply) => {
       const { callerDid } = callerOf(request);
       const body = request.body;

@@ -1,4 +1,5 @@
-import { declareScopeFailures } from '@platform/kit/http/create-app';
+import { ServiceError } from '@platform/kit/errors';
+import { declareScopeFailures, type FailureEnvelope } from '@platform/kit/http/create-app';
 import { nullable } from '@platform/kit/wire-schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -106,8 +107,28 @@ function fromFastify(error: Partial<FastifyError> & { validation?: Array<{ insta
 }
 
 export function toGatewayError(error: unknown): GatewayError {
-  return error instanceof GatewayError ? error : fromFastify(error as Partial<FastifyError>);
+  if (error instanceof GatewayError) return error;
+  if (error instanceof ServiceError) return fromServiceError(error);
+  return fromFastify(error as Partial<FastifyError>);
 }
+
+/** A refusal of the kit's (its edge check of the input, a failure found before routing) in the OpenAI shape. */
+function fromServiceError(error: ServiceError): GatewayError {
+  const field = error.details?.field;
+  const param = typeof field === 'string' ? field : undefined;
+  return new GatewayError(error.status, openAiTypeOf(error.status), error.code, error.message, param === undefined ? {} : { param });
+}
+
+function openAiTypeOf(status: number): OpenAiErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 503) return 'service_unavailable';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+/** The envelope of `/v1` for the kit's `failureEnvelopeAt`: what Fastify refuses before routing, in OpenAI's shape. */
+export const openAiFailureEnvelope: FailureEnvelope = { render: (error) => fromServiceError(error).body(), schema: OpenAiErrorSchema };
 
 /** Writes a gateway error; also used by hooks that answer before any route runs (the kill switch). */
 export function sendGatewayError(reply: FastifyReply, error: GatewayError, options: { asText?: boolean } = {}): FastifyReply {

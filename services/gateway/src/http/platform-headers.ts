@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import { declareRequestHeader, type RouteShape } from '@platform/kit/http/openapi';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Slot, slots } from '../models/model-policy.ts';
 import { requireOwnActor } from './gateway-auth.ts';
 import { badRequest } from './openai-errors.ts';
@@ -122,4 +123,40 @@ export function callerHeadersOf(request: FastifyRequest): CallerHeaders {
   const headers = checked.get(request);
   if (!headers) throw new Error('checkCallerHeaders did not run for this route');
   return headers;
+}
+
+const metered = new Set(['/v1/chat/completions', '/v1/embeddings']);
+const rollupRule = '1 to 128 printable ASCII characters without spaces';
+
+/**
+ * The spec's request headers in the API description: every one a route reads, on the routes that read it. They stay
+ * checked here (`readPlatformHeaders`, before the body is read), with the OpenAI-shaped 400 that names the header.
+ */
+export function declarePlatformHeaders(scope: FastifyInstance): void {
+  const on = (urls: string[]) => (route: RouteShape) => urls.includes(route.url);
+  declareRequestHeader(
+    scope,
+    'x-platform-actor-did',
+    { description: `The ledger key: ${actorRule}`, required: true, maxLength: 256 },
+    (route) => metered.has(route.url) || route.url === '/v1/usage',
+  );
+  declareRequestHeader(scope, 'x-platform-slot', { description: `The slot: ${slots.join(', ')}`, required: true, maxLength: 16 }, (route) =>
+    metered.has(route.url),
+  );
+  declareRequestHeader(scope, 'x-platform-slot', { description: 'Lists only that slot’s free-tier models', maxLength: 16 }, on(['/v1/models']));
+  for (const [name, what] of [
+    ['x-platform-intent-id', 'Cost-by-intent rollups'],
+    ['x-platform-goal-id', 'Cost-by-goal rollups'],
+    ['x-platform-kind-route', 'The executor’s sub-route (reason, code)'],
+  ])
+    declareRequestHeader(scope, name as string, { description: `${what}: ${rollupRule}`, maxLength: 128 }, (route) => metered.has(route.url));
+  declareRequestHeader(scope, 'x-platform-byo-api-key', { description: '`true` forwards with the caller’s own key: no whitelist, no metering' }, (route) =>
+    metered.has(route.url),
+  );
+  declareRequestHeader(
+    scope,
+    'x-platform-user-api-key',
+    { description: 'The caller’s provider key, with x-platform-byo-api-key: true', maxLength: 512 },
+    (route) => metered.has(route.url),
+  );
 }

@@ -2,7 +2,7 @@ import { canonicalDid, parseDid } from '@platform/kit/auth/did';
 import { type PrincipalClaims, rememberingVerifier } from '@platform/kit/auth/principal-token';
 import { type Clock, unixSeconds } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
-import { documentSecurity } from '@platform/kit/http/openapi';
+import { documentSecurity, type RouteShape } from '@platform/kit/http/openapi';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 declare module 'fastify' {
@@ -20,7 +20,10 @@ declare module 'fastify' {
 export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer; clock: Clock; prefixes: readonly string[] }): void {
   app.decorateRequest('caller', null);
   const scheme = { type: 'http', scheme: 'bearer', description: 'A caller token from the DID handshake, with X-Caller-DID naming its DID.' } as const;
-  documentSecurity(app, 'callerToken', scheme, (route) => (options.prefixes.some((prefix) => route.url.startsWith(prefix)) ? 'required' : false));
+  const didHeader = { type: 'apiKey', in: 'header', name: 'X-Caller-DID', description: 'The DID the caller token was issued to.' } as const;
+  const callerRoute = (route: RouteShape) => (options.prefixes.some((prefix) => route.url.startsWith(prefix)) ? 'required' : false);
+  documentSecurity(app, 'callerToken', scheme, callerRoute);
+  documentSecurity(app, 'callerDid', didHeader, callerRoute);
   const verifyCaller = callerVerifier(options);
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url ?? '';

@@ -3,6 +3,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { type AnalyticsWindow, serviceAnalytics } from '../discovery/analytics.ts';
 import { serviceIdInput } from '../discovery/inputs.ts';
+import { ListingParams } from './payment-bodies.ts';
 import { answers, ServiceAnalytics } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
@@ -45,7 +46,7 @@ export function registerAnalyticsRoutes(app: ServiceApp, deps: RouteDeps): void 
   app.get('/v1/services/:id/analytics', {
     schema: {
       description: 'The owner’s view of a listing’s use in a window.',
-      params: Type.Object({ id: Type.String() }),
+      params: ListingParams,
       querystring: AnalyticsQuery,
       response: { 200: answers(ServiceAnalytics) },
     },

@@ -4,7 +4,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { isUuid } from '@platform/kit/ids';
 import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { callerVerifier } from '../http/caller-auth.ts';
 import { idempotencyKeyOf, idempotent } from '../http/idempotent.ts';
 import { limits } from '../limits.ts';
@@ -13,6 +13,7 @@ import { availableOf, earningsOf } from '../payments/earnings.ts';
 import { callerInvocationView } from '../payments/invocation-view.ts';
 import { payoutView } from '../payments/payouts.ts';
 import { money } from '../payments/pricing.ts';
+import { ListingParams, PayoutBody } from './payment-bodies.ts';
 import { answers, Earnings, ListingPage, ListingView, Me, PayoutView, Spend } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
@@ -145,11 +146,16 @@ export function registerDashboardRoutes(app: ServiceApp, deps: RouteDeps): void 
     });
   });
 
-  const payoutSchema = { description: 'Pay a service’s available earnings to its payout DID (owner).', response: { 200: answers(PayoutView) } };
-  app.post<{ Params: { id: string } }>('/v1/services/:id/payout', { schema: payoutSchema }, async (request) => {
+  const payoutSchema = {
+    description: 'Pay a service’s available earnings to its payout DID (owner).',
+    params: ListingParams,
+    body: PayoutBody,
+    response: { 200: answers(PayoutView) },
+  };
+  app.post<{ Params: { id: string }; Body: Static<typeof PayoutBody> }>('/v1/services/:id/payout', { schema: payoutSchema }, async (request) => {
     const owner = await developerOf(request);
     if (!isUuid(request.params.id)) throw new ServiceError('not_found', 'service not found');
-    const key = idempotencyKeyOf(request.headers['idempotency-key'], (request.body as { idempotency_key?: unknown } | undefined)?.idempotency_key);
+    const key = idempotencyKeyOf(request.headers['idempotency-key'], request.body.idempotency_key);
     const payout = await idempotent(db, { scope: `payout:${owner}`, key, request: { service: request.params.id }, now: deps.clock.now() }, () =>
       payments.payouts.request(request.params.id, owner),
     );

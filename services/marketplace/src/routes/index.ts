@@ -12,7 +12,7 @@ import type { RouteDeps } from './route-deps.ts';
 export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
   registerDeveloperRoutes(app, deps);
   registerListingRoutes(app, deps);
-  registerHostedRoutes(app);
+  registerHostedRoutes(app, deps.developers);
   registerDiscoveryRoutes(app, deps);
   registerAnalyticsRoutes(app, deps);
   registerPaymentRoutes(app, deps);

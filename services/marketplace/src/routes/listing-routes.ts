@@ -21,7 +21,7 @@ import type { RouteDeps } from './route-deps.ts';
 
 const slugPattern = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/;
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const IdParams = Type.Object({ id: Type.String({ pattern: uuidShape.source }) });
+const IdParams = Type.Object({ id: Type.String({ pattern: uuidShape.source, maxLength: 36 }) });
 const Key = Type.Optional(Type.String({ maxLength: 128 }));
 const PayoutDid = Type.String({ maxLength: 256, description: 'did:platform:<label>:<16 hex>: where earnings are paid' });
 const MoveBody = Type.Object({ idempotency_key: Key }, { additionalProperties: false });

@@ -2,7 +2,8 @@ import { ok } from '@platform/kit/envelope';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import type { FastifyReply } from 'fastify';
-import { bodyObject, header, optionalString } from '../http/body.ts';
+import type { Static } from 'typebox';
+import { header, optionalString } from '../http/body.ts';
 import { callerOf } from '../http/caller-auth.ts';
 import { idempotencyKeyOf } from '../http/idempotent.ts';
 import type { CallPayment } from '../payments/call-outcome.ts';
@@ -10,6 +11,7 @@ import { callerInvocationView } from '../payments/invocation-view.ts';
 import { activeListing, operationOf } from '../payments/pricing.ts';
 import type { TabKind } from '../payments/tabs.ts';
 import { type PaymentTerms, termsHeader } from '../payments/terms.ts';
+import { CosignBody, InvocationParams, InvokeBody, QuoteBody, ServiceParams, StreamSettleBody, TabOpenBody, TabParams } from './payment-bodies.ts';
 import { answers, CallAnswer, Cosigned, InvocationRecord, QuoteView, ReceiptView, StreamSettlement, TabView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
@@ -23,25 +25,32 @@ type IdParams = { Params: { id: string } };
 export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
   const { payments } = deps;
 
-  const quoteSchema = { description: 'A signed (EIP-712) price quote for this caller.', response: { 200: answers(QuoteView) } };
-  app.post<{ Params: { service_id: string } }>('/v1/quote/:service_id', { schema: quoteSchema }, async (request) => {
+  const quoteSchema = {
+    description: 'A signed (EIP-712) price quote for this caller.',
+    params: ServiceParams,
+    body: QuoteBody,
+    response: { 200: answers(QuoteView) },
+  };
+  app.post<{ Params: { service_id: string }; Body: Static<typeof QuoteBody> }>('/v1/quote/:service_id', { schema: quoteSchema }, async (request) => {
     const caller = callerOf(request).did;
-    const body = bodyObject(request.body);
+    const body = request.body;
     const listing = await activeListing(deps.db, request.params.service_id);
     const operation = operationOf(listing, body.operation ?? soleOperation(listing.manifest.operations));
     const units = body.estimated_units ?? '1';
-    if (typeof units !== 'string' || !/^[1-9][0-9]{0,17}$/.test(units))
+    if (!/^[1-9][0-9]{0,17}$/.test(units))
       throw new ServiceError('invalid_request', 'estimated_units must be a positive integer as a string', { details: { field: 'estimated_units' } });
     return ok(await payments.quotes.create(listing, operation, caller, BigInt(units)));
   });
 
   const invokeSchema = {
     description: 'A paid call: hold-serve-capture (X-Ledger-Payment) or a voucher on a channel; 402 carries the terms.',
+    params: ServiceParams,
+    body: InvokeBody,
     response: { 200: answers(CallAnswer) },
   };
-  app.post<{ Params: { service_id: string } }>('/v1/invoke/:service_id', { schema: invokeSchema }, async (request, reply) => {
+  app.post<{ Params: { service_id: string }; Body: Static<typeof InvokeBody> }>('/v1/invoke/:service_id', { schema: invokeSchema }, async (request, reply) => {
     const caller = callerOf(request).did;
-    const body = bodyObject(request.body);
+    const body = request.body;
     if (body.args !== undefined && body.input !== undefined)
       throw new ServiceError('invalid_request', 'send args or input, not both', { details: { field: 'input' } });
     const listing = await payments.desk.listing(request.params.service_id);
@@ -51,7 +60,7 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
         caller,
         operation: body.operation ?? soleOperation(listing.manifest.operations),
         args: body.args ?? body.input,
-        quoteId: optionalString(body, 'quote_id'),
+        quoteId: body.quote_id,
         idempotencyKey: idempotencyKeyOf(request.headers['idempotency-key'], body.idempotency_key),
         payment: paymentOf(body.payment, header(request.headers['x-ledger-payment'])),
       }),
@@ -60,14 +69,18 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
     return ok(outcome.body);
   });
 
-  const invocationSchema = { description: 'One of the caller’s invocations, with its result once it succeeded.', response: { 200: answers(InvocationRecord) } };
+  const invocationSchema = {
+    description: 'One of the caller’s invocations, with its result once it succeeded.',
+    params: TabParams,
+    response: { 200: answers(InvocationRecord) },
+  };
   app.get<IdParams>('/v1/invocations/:id', { schema: invocationSchema }, async (request) => {
     const row = await payments.receipts.invocationOf(callerOf(request).did, request.params.id);
     const stored = (row.response ?? {}) as { result?: unknown };
     return ok({ ...callerInvocationView(row), ...(row.status === 'succeeded' ? { result: stored.result } : {}), ...(row.error ? { error: row.error } : {}) });
   });
 
-  const receiptSchema = { description: 'The EIP-712 receipt of an invocation.', response: { 200: answers(ReceiptView) } };
+  const receiptSchema = { description: 'The EIP-712 receipt of an invocation.', params: InvocationParams, response: { 200: answers(ReceiptView) } };
   app.get<{ Params: { invocation_id: string } }>('/v1/receipts/:invocation_id', { schema: receiptSchema }, async (request) =>
     ok(await payments.receipts.forCaller(callerOf(request).did, request.params.invocation_id)),
   );
@@ -75,14 +88,18 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
   for (const kind of ['channel', 'stream'] as const satisfies TabKind[]) {
     const base = `/v1/${kind}s`;
     const tab = answers(TabView);
-    const openSchema = { description: `Open a ${kind} (a hold of its deposit); a replay of its key answers 200.`, response: { 200: tab, 201: tab } };
-    app.post(base, { schema: openSchema }, async (request, reply) => {
-      const body = bodyObject(request.body);
+    const openSchema = {
+      description: `Open a ${kind} (a hold of its deposit); a replay of its key answers 200.`,
+      body: TabOpenBody,
+      response: { 200: tab, 201: tab },
+    };
+    app.post<{ Body: Static<typeof TabOpenBody> }>(base, { schema: openSchema }, async (request, reply) => {
+      const body = request.body;
       const opened = await withTerms(reply, () =>
         payments.tabs.open({
           kind,
           caller: callerOf(request).did,
-          serviceId: String(body.service_id ?? ''),
+          serviceId: body.service_id,
           operation: body.operation,
           deposit: body.deposit,
           expiresInSeconds: body.expires_in_seconds,
@@ -93,27 +110,36 @@ export function registerPaymentRoutes(app: ServiceApp, deps: RouteDeps): void {
       reply.code(opened.created ? 201 : 200);
       return ok(opened.view);
     });
-    app.get<IdParams>(`${base}/:id`, { schema: { description: `One of the caller’s ${kind}s.`, response: { 200: tab } } }, async (request) => {
-      const live = await payments.tabs.live(callerOf(request).did, kind, request.params.id);
-      return ok(payments.tabs.view(live));
-    });
-    const closeSchema = { description: `Close the ${kind}: capture what was spent, return the rest.`, response: { 200: tab } };
+    app.get<IdParams>(
+      `${base}/:id`,
+      { schema: { description: `One of the caller’s ${kind}s.`, params: TabParams, response: { 200: tab } } },
+      async (request) => {
+        const live = await payments.tabs.live(callerOf(request).did, kind, request.params.id);
+        return ok(payments.tabs.view(live));
+      },
+    );
+    const closeSchema = { description: `Close the ${kind}: capture what was spent, return the rest.`, params: TabParams, response: { 200: tab } };
     app.post<IdParams>(`${base}/:id/close`, { schema: closeSchema }, async (request) =>
       ok(await payments.tabDesk.close(callerOf(request).did, kind, request.params.id)),
     );
   }
 
-  const settleSchema = { description: 'Bill the units used so far of a stream session.', response: { 200: answers(StreamSettlement) } };
-  app.post<IdParams>('/v1/streams/:id/settle', { schema: settleSchema }, async (request) => {
-    const body = bodyObject(request.body);
+  const settleSchema = {
+    description: 'Bill the units used so far of a stream session.',
+    params: TabParams,
+    body: StreamSettleBody,
+    response: { 200: answers(StreamSettlement) },
+  };
+  app.post<IdParams & { Body: Static<typeof StreamSettleBody> }>('/v1/streams/:id/settle', { schema: settleSchema }, async (request) => {
+    const body = request.body;
     return ok(await payments.tabDesk.settleStream(callerOf(request).did, request.params.id, { ...voucherOf(body), units: body.units }));
   });
 
-  const cosignSchema = { description: 'The marketplace’s co-signed statement of a tab.', response: { 200: answers(Cosigned) } };
-  app.post('/v1/vouchers/cosign', { schema: cosignSchema }, async (request) => {
-    const body = bodyObject(request.body);
-    const channel = optionalString(body, 'channel_id');
-    const stream = optionalString(body, 'stream_id');
+  const cosignSchema = { description: 'The marketplace’s co-signed statement of a tab.', body: CosignBody, response: { 200: answers(Cosigned) } };
+  app.post<{ Body: Static<typeof CosignBody> }>('/v1/vouchers/cosign', { schema: cosignSchema }, async (request) => {
+    const body = request.body;
+    const channel = body.channel_id;
+    const stream = body.stream_id;
     if ((channel === undefined) === (stream === undefined))
       throw new ServiceError('invalid_request', 'name one channel_id or one stream_id', { details: { field: 'channel_id' } });
     const cosigned = await payments.tabDesk.cosign(callerOf(request).did, channel ? 'channel' : 'stream', (channel ?? stream) as string, voucherOf(body));

@@ -1,7 +1,9 @@
 import { okSchema } from '@platform/kit/envelope';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { validatedByHandler } from '@platform/kit/wire-schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { ToolInvoker, ToolOutcome } from '../tools/invoke.ts';
 import { toolOutputs } from '../tools/outputs.ts';
 
@@ -24,19 +26,26 @@ function send(reply: FastifyReply, outcome: ToolOutcome) {
 export function registerJsonRoutes(app: ServiceApp, invoker: ToolInvoker, ownerOf: (request: FastifyRequest) => string): void {
   const context = (request: FastifyRequest) => ({ owner: ownerOf(request) });
   for (const tool of invoker.list()) {
-    app.post(`/v1/${tool.name}`, { schema: answers(tool.name, tool.description) }, async (request, reply) =>
-      send(reply, await invoker.call(tool.name, request.body ?? {}, context(request))),
-    );
+    // The body is the tool's arguments, checked by the tool (its refusals name fields as MCP callers see them).
+    const schema = { ...answers(tool.name, tool.description), body: validatedByHandler(tool.input) };
+    app.post(`/v1/${tool.name}`, { schema }, async (request, reply) => {
+      // MCP's arguments may be left out (null); this body may not: null is not the tool's arguments.
+      if (request.body === null) throw invalidRequest('the body must be a JSON object: the tool’s arguments');
+      return send(reply, await invoker.call(tool.name, request.body, context(request)));
+    });
   }
-  app.get<{ Params: { id: string } }>('/v1/memories/:id', { schema: answers('get', 'One memory, whatever its status.') }, async (request, reply) =>
-    send(reply, await invoker.call('get', { id: request.params.id }, context(request))),
+  const params = Type.Object({ id: Type.String({ maxLength: 64, description: 'The memory id (a UUID)' }) });
+  app.get<{ Params: { id: string } }>(
+    '/v1/memories/:id',
+    { schema: { ...answers('get', 'One memory, whatever its status.'), params } },
+    async (request, reply) => send(reply, await invoker.call('get', { id: request.params.id }, context(request))),
   );
   app.get<{ Params: { id: string } }>(
     '/v1/memories/:id/history',
-    { schema: answers('history', 'The supersession chain of a memory.') },
+    { schema: { ...answers('history', 'The supersession chain of a memory.'), params } },
     async (request, reply) => send(reply, await invoker.call('history', { id: request.params.id }, context(request))),
   );
-  const forget = answers('forget', 'Forget a memory (?hard=true erases its content).');
+  const forget = { ...answers('forget', 'Forget a memory (?hard=true erases its content).'), params };
   app.delete<{ Params: { id: string }; Querystring: { hard?: string; reason?: string } }>('/v1/memories/:id', { schema: forget }, async (request, reply) => {
     const { hard, reason } = request.query;
     if (hard !== undefined && hard !== 'true' && hard !== 'false') throw invalidRequest('hard must be true or false', { field: 'hard' });

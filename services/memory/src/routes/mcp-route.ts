@@ -2,6 +2,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { JsonRpcFailure, jsonRpcErrorHandler, jsonRpcFailure, jsonRpcFailureResponses } from '@platform/kit/http/json-rpc-failures';
+import { jsonRpcBody } from '@platform/kit/wire-schemas';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ToolInvoker } from '../tools/invoke.ts';
@@ -39,16 +41,7 @@ function mcpServer(options: McpRouteOptions, context: ToolContext): Server {
   return server;
 }
 
-const JsonRpcError = Type.Object(
-  { jsonrpc: Type.Literal('2.0'), error: Type.Object({ code: Type.Integer(), message: Type.String() }), id: Type.Null() },
-  { description: 'A JSON-RPC error' },
-);
-
-const methodNotAllowed = {
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'this server is stateless: POST JSON-RPC messages to /mcp; there is no stream to GET or session to DELETE' },
-  id: null,
-} as const;
+const methodNotAllowed = jsonRpcFailure(-32000, 'this server is stateless: POST JSON-RPC messages to /mcp; there is no stream to GET or session to DELETE');
 
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST carries whole JSON-RPC messages and gets its answer
@@ -58,22 +51,17 @@ export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): voi
   app.post('/mcp', {
     schema: {
       description: 'MCP over Streamable HTTP (stateless): JSON-RPC messages in, their answers out as JSON or one SSE stream.',
+      body: jsonRpcBody(),
       response: {
         200: {
           description: 'The JSON-RPC answers, as the client’s Accept asks (MCP’s SDK transport writes them)',
           content: { 'application/json': { schema: Type.Unknown() }, 'text/event-stream': { schema: Type.String() } },
         },
         202: Type.Unsafe<undefined>({ type: 'null', description: 'Only notifications or responses were sent: nothing to answer' }),
-        400: JsonRpcError,
+        ...jsonRpcFailureResponses,
       },
     },
-    // A body that is not JSON is a JSON-RPC parse error, not the HTTP envelope.
-    errorHandler: (error, _request, reply) => {
-      const code = (error as { code?: unknown }).code;
-      if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
-        return reply.status(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'parse error: the body is not valid JSON' }, id: null });
-      throw error;
-    },
+    errorHandler: jsonRpcErrorHandler,
     handler: async (request, reply) => {
       const server = mcpServer(options, { owner: options.ownerOf(request) });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -90,7 +78,7 @@ export function registerMcpRoute(app: ServiceApp, options: McpRouteOptions): voi
     app.route({
       method,
       url: '/mcp',
-      schema: { description: 'Not offered: this server is stateless (no stream to GET, no session to DELETE).', response: { 405: JsonRpcError } },
+      schema: { description: 'Not offered: this server is stateless (no stream to GET, no session to DELETE).', response: { 405: JsonRpcFailure } },
       handler: async (_request, reply) => reply.status(405).header('allow', 'POST').send(methodNotAllowed),
     });
   }

@@ -73,6 +73,8 @@ function normalise(
   const fireAt = parseFireAt(request.fire_at as string);
   if (!fireAt) throw invalidRequest('fire_at must be an ISO 8601 time with an offset, e.g. 2026-11-21T09:00:00Z');
   if (fireAt.getTime() - now.getTime() > alarmLimits.horizonSeconds * 1000) throw invalidRequest('fire_at is more than 10 years ahead');
+  // A time in the past fires at once; one further back than the horizon is a mistake (and year 0 is no time PostgreSQL holds).
+  if (now.getTime() - fireAt.getTime() > alarmLimits.horizonSeconds * 1000) throw invalidRequest('fire_at is more than 10 years ago');
   return { ...common, cron_expr: '', fireAt };
 }
 

@@ -7,7 +7,7 @@ import { AlarmView, alarmView } from '../alarms/alarm-view.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** Ids that are not UUIDs cannot name an alarm: 404 like any unknown id, without asking the database. */
-export const AlarmIdParams = Type.Object({ id: Type.String() });
+export const AlarmIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The alarm id (a UUID)' }) });
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function alarmNotFound(): ServiceError {
