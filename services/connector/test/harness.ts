@@ -6,6 +6,7 @@ import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { Arrivals } from '@platform/testkit/local-server';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { type RawBuilder, sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { buildApp, principalHeader } from '../src/app.ts';
 import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
@@ -21,6 +22,8 @@ import { Vault } from '../src/vault/vault.ts';
 export const transportToken = 'test-transport-token';
 export const agentAuthSecret = 'test-agent-auth-secret';
 export const startTime = '2026-03-01T12:00:00.000Z';
+/** The sub-millisecond digits of the test clock's SQL time (see WatchedClock). */
+const sqlMicroseconds = '417';
 
 /** A keyring of fresh random keys; the first id is current unless `current` says otherwise. */
 export function keyringOf(ids: readonly string[], current = ids[0] as string, keys = new Map<string, Buffer>()): Keyring {
@@ -37,9 +40,16 @@ export function credentialFor(label: string): Credential {
   };
 }
 
-/** A manual clock that also reports each sleep begun, so a test can wait until an instance is waiting on it. */
+/**
+ * A manual clock that also reports each sleep begun, so a test can wait until an instance is waiting on it. Its SQL
+ * time carries microseconds, as PostgreSQL's `now()` does: a timestamp read back into a JavaScript date (milliseconds)
+ * then no longer equals the stored one, so code comparing the two fails here as it does in production.
+ */
 export class WatchedClock extends ManualClock {
   readonly sleeps = new Arrivals<number>();
+  override sqlNow(): RawBuilder<Date> {
+    return sql<Date>`${this.now().toISOString().replace('Z', `${sqlMicroseconds}Z`)}::timestamptz`;
+  }
   override sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const slept = super.sleep(ms, signal);
     this.sleeps.push(ms);

@@ -29,9 +29,10 @@ interface Held {
 
 /**
  * Refreshes access tokens, one refresh per connection at a time: callers in this process share one flight, and
- * instances share a claim on the row (`refresh_claimed_until`, set by one conditional UPDATE, so no transaction is
- * held across the provider call). An instance that loses the claim reads the row again until the winner's
- * credential appears or the claim lapses, waiting on the injected clock.
+ * instances share a claim on the row (`refresh_claimed_until` and the claim's token `refresh_claim`, set by one
+ * conditional UPDATE, so no transaction is held across the provider call); an early release is guarded on the
+ * token, never on the lease's end time as read back. An instance that loses the claim reads the row again until
+ * the winner's credential appears or the claim lapses, waiting on the injected clock.
  */
 export class Refresher {
   readonly #deps: RefresherDeps;
@@ -96,7 +97,7 @@ export class Refresher {
     }
   }
 
-  async #refreshClaimed(owner: string, connector: ConnectorDefinition, client: OAuthClient, held: Held, claim: Date): Promise<Credential> {
+  async #refreshClaimed(owner: string, connector: ConnectorDefinition, client: OAuthClient, held: Held, claim: string): Promise<Credential> {
     const { connections, logger, endpoint, clock } = this.#deps;
     const binding = { owner, connector: connector.id };
     let stored = false;
@@ -123,7 +124,11 @@ export class Refresher {
       if (outcome.error !== 'invalid_grant') throw clientRefused(connector, outcome.error);
       return await this.#afterInvalidGrant(owner, connector, held);
     } finally {
-      if (!stored) await connections.releaseRefresh(held.id, claim).catch(() => undefined);
+      // A claim left standing makes every call on this connection wait out the lease, so a failed release is logged.
+      if (!stored)
+        await connections.releaseRefresh(held.id, claim).catch((error) => {
+          logger.warn({ err: error, connection: held.id }, 'could not release the refresh claim; it lapses at the end of its lease');
+        });
     }
   }
 
