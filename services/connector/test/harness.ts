@@ -75,13 +75,13 @@ export async function startConnector(
   const clock = new WatchedClock(startTime);
   const vault = new Vault(options.keyring ?? keyringOf(['k1']));
   /** One instance of the service on this database (the tests' main one, or a sibling as a second process would be). */
-  async function instance() {
+  async function instance(instanceVault = vault) {
     const built = buildApp({
       db: database.db,
       ping: () => database.ping(),
       clock,
       logger: options.logger ?? silentLogger,
-      vault,
+      vault: instanceVault,
       transportToken,
       agentAuthSecret,
       ...(options.providers ? { providers: options.providers } : {}),
@@ -132,6 +132,18 @@ export async function startConnector(
     return { app: other, call: caller(other) };
   }
 
+  /** Another instance with its own keys and re-sealer, as a process started with another CONNECTOR_VAULT_KEYS; `stop` ends it. */
+  async function instanceWith(keyring: Keyring) {
+    const keys = withKeys(keyring);
+    const other = await instance(keys.vault);
+    siblings.push(other);
+    async function stop() {
+      siblings.splice(siblings.indexOf(other), 1);
+      await other.close();
+    }
+    return { ...keys, app: other, call: caller(other), stop };
+  }
+
   /** Runs the handshake for a key (a new one by default) and returns it with its principal token and owner. */
   async function agent(key: AgentKey = generateAgentKey()): Promise<{ key: AgentKey; token: string; owner: string }> {
     const challenge = await call('POST', '/v1/agent/auth/challenge', { body: { did: key.did } });
@@ -155,7 +167,7 @@ export async function startConnector(
     await fresh.dispose();
   }
 
-  return { app, clock, database, vault, repository, withKeys, call, sibling, agent, seed, close };
+  return { app, clock, database, vault, repository, withKeys, call, sibling, instanceWith, agent, seed, close };
 }
 
 export type Connector = Awaited<ReturnType<typeof startConnector>>;

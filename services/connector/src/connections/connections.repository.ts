@@ -101,7 +101,7 @@ export class ConnectionsRepository {
   /**
    * Claims the right to refresh the credential sealed under `iv` for `leaseMs` (database time), unless another
    * instance holds an unexpired claim or the row no longer holds that credential. Answers the claim's token, which
-   * `releaseRefresh` needs; a single statement, so no transaction waits on the provider.
+   * the claimant's later writes are guarded on; a single statement, so no transaction waits on the provider.
    */
   async claimRefresh(id: string, iv: Buffer, leaseMs: number): Promise<string | undefined> {
     const now = this.#clock.sqlNow();
@@ -125,13 +125,14 @@ export class ConnectionsRepository {
   }
 
   /**
-   * Stores a refreshed credential (sealed with the current key) only if the row still holds the one under
-   * `previousIv`, and ends the claim. False when a reconnect or another writer replaced it meanwhile.
+   * Stores a refreshed credential (sealed with the current key) only if `claim` is still the row's, and ends it.
+   * Guarded on the claim, not the IV: a re-seal meanwhile (same credential, new IV) must not throw a rotated refresh
+   * token away. False when a reconnect (which clears the claim) or a later claimant replaced it meanwhile.
    */
   async replaceCredential(
     id: string,
     binding: { owner: string; connector: string },
-    previousIv: Buffer,
+    claim: string,
     credential: Credential,
     scopes: readonly string[] | undefined,
   ): Promise<boolean> {
@@ -145,18 +146,18 @@ export class ConnectionsRepository {
         ...noClaim,
       })
       .where('id', '=', id)
-      .where('iv', '=', previousIv)
+      .where('refresh_claim', '=', claim)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
-  /** Marks the connection `needs_reconnect` if it still holds the credential under `iv` (a reconnect since is left alone). */
-  async markNeedsReconnect(id: string, iv: Buffer): Promise<boolean> {
+  /** Marks the connection `needs_reconnect` if `claim` is still the row's (a reconnect since is left alone). */
+  async markNeedsReconnect(id: string, claim: string): Promise<boolean> {
     const result = await this.#db
       .updateTable('connections')
       .set({ status: 'needs_reconnect', updated_at: this.#clock.sqlNow(), ...noClaim })
       .where('id', '=', id)
-      .where('iv', '=', iv)
+      .where('refresh_claim', '=', claim)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
