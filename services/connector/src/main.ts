@@ -25,8 +25,11 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   if (config.agentAuthSecret === '') logger.warn('CONNECTOR_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
   const { keyring, source } = resolveKeyring(config.vaultKeys, config.dataDir);
   // Ids and where they came from only: key material never reaches a log.
-  logger.info({ keyIds: [...keyring.keys.keys()], currentKeyId: keyring.currentId, source }, 'vault keys loaded');
   const vault = new Vault(keyring);
+  logger.info(
+    { keyIds: [...keyring.keys.keys()], currentKeyId: vault.currentKeyId, retiredKeyIds: vault.retiredKeyIds, stagedKeyIds: vault.stagedKeyIds, source },
+    'vault keys loaded',
+  );
   const database = await openDatabase<ConnectorSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;

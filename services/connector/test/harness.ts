@@ -6,6 +6,7 @@ import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { Arrivals } from '@platform/testkit/local-server';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { type RawBuilder, sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { buildApp, principalHeader } from '../src/app.ts';
 import { ConnectionsRepository } from '../src/connections/connections.repository.ts';
@@ -21,6 +22,8 @@ import { Vault } from '../src/vault/vault.ts';
 export const transportToken = 'test-transport-token';
 export const agentAuthSecret = 'test-agent-auth-secret';
 export const startTime = '2026-03-01T12:00:00.000Z';
+/** The sub-millisecond digits of the test clock's SQL time (see WatchedClock). */
+const sqlMicroseconds = '417';
 
 /** A keyring of fresh random keys; the first id is current unless `current` says otherwise. */
 export function keyringOf(ids: readonly string[], current = ids[0] as string, keys = new Map<string, Buffer>()): Keyring {
@@ -37,9 +40,16 @@ export function credentialFor(label: string): Credential {
   };
 }
 
-/** A manual clock that also reports each sleep begun, so a test can wait until an instance is waiting on it. */
+/**
+ * A manual clock that also reports each sleep begun, so a test can wait until an instance is waiting on it. Its SQL
+ * time carries microseconds, as PostgreSQL's `now()` does: a timestamp read back into a JavaScript date (milliseconds)
+ * then no longer equals the stored one, so code comparing the two fails here as it does in production.
+ */
 export class WatchedClock extends ManualClock {
   readonly sleeps = new Arrivals<number>();
+  override sqlNow(): RawBuilder<Date> {
+    return sql<Date>`${this.now().toISOString().replace('Z', `${sqlMicroseconds}Z`)}::timestamptz`;
+  }
   override sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const slept = super.sleep(ms, signal);
     this.sleeps.push(ms);
@@ -65,13 +75,13 @@ export async function startConnector(
   const clock = new WatchedClock(startTime);
   const vault = new Vault(options.keyring ?? keyringOf(['k1']));
   /** One instance of the service on this database (the tests' main one, or a sibling as a second process would be). */
-  async function instance() {
+  async function instance(instanceVault = vault) {
     const built = buildApp({
       db: database.db,
       ping: () => database.ping(),
       clock,
       logger: options.logger ?? silentLogger,
-      vault,
+      vault: instanceVault,
       transportToken,
       agentAuthSecret,
       ...(options.providers ? { providers: options.providers } : {}),
@@ -122,6 +132,18 @@ export async function startConnector(
     return { app: other, call: caller(other) };
   }
 
+  /** Another instance with its own keys and re-sealer, as a process started with another CONNECTOR_VAULT_KEYS; `stop` ends it. */
+  async function instanceWith(keyring: Keyring) {
+    const keys = withKeys(keyring);
+    const other = await instance(keys.vault);
+    siblings.push(other);
+    async function stop() {
+      siblings.splice(siblings.indexOf(other), 1);
+      await other.close();
+    }
+    return { ...keys, app: other, call: caller(other), stop };
+  }
+
   /** Runs the handshake for a key (a new one by default) and returns it with its principal token and owner. */
   async function agent(key: AgentKey = generateAgentKey()): Promise<{ key: AgentKey; token: string; owner: string }> {
     const challenge = await call('POST', '/v1/agent/auth/challenge', { body: { did: key.did } });
@@ -145,7 +167,7 @@ export async function startConnector(
     await fresh.dispose();
   }
 
-  return { app, clock, database, vault, repository, withKeys, call, sibling, agent, seed, close };
+  return { app, clock, database, vault, repository, withKeys, call, sibling, instanceWith, agent, seed, close };
 }
 
 export type Connector = Awaited<ReturnType<typeof startConnector>>;

@@ -92,7 +92,7 @@ describe('vault', () => {
       rotated.unseal(sealed, alice);
     } catch (error) {
       assert.equal((error as ServiceError).retryable, false);
-      assert.match((error as ServiceError).message, /vault key "k1"/);
+      assert.match((error as ServiceError).message, /vault key "k1", which this instance does not have: the operator must add it to CONNECTOR_VAULT_KEYS/);
     }
   });
 
@@ -105,6 +105,16 @@ describe('vault', () => {
     assert.deepEqual(after.retiredKeyIds, ['k1']);
     assert.equal(after.seal(secret, alice).keyId, 'k2');
     assert.deepEqual(after.unseal(old, alice), secret);
+  });
+
+  test('keys before the current one are retired (re-sealed from), keys after it staged (opened, never re-sealed from)', () => {
+    const keys = new Map<string, Buffer>();
+    const staged = new Vault(keyringOf(['k1', 'k2'], 'k1', keys));
+    assert.deepEqual([staged.retiredKeyIds, staged.stagedKeyIds], [[], ['k2']]);
+    const rotated = new Vault(keyringOf(['k1', 'k2'], 'k2', keys));
+    assert.deepEqual(staged.unseal(rotated.seal(secret, alice), alice), secret);
+    const middle = new Vault(keyringOf(['k1', 'k2', 'k3'], 'k2', keys));
+    assert.deepEqual([middle.retiredKeyIds, middle.stagedKeyIds], [['k1'], ['k3']]);
   });
 
   test('a keyring whose current key is absent is refused at construction', () => {

@@ -7,6 +7,7 @@ import { calendarEvents } from '../src/connectors/workspace/tools/calendar.ts';
 import { mailModify } from '../src/connectors/workspace/tools/mail.ts';
 import { confirmationDigest } from '../src/invoke/confirmation.ts';
 import type { OAuthSettings } from '../src/oauth/settings.ts';
+import type { Keyring } from '../src/vault/keyring.ts';
 import { type CallOptions, type Connector, credentialFor, startConnector } from './harness.ts';
 
 export { calendarEvents, mailModify };
@@ -23,7 +24,15 @@ export const redirectUri = `${publicUrl}/v1/connect/callback`;
  */
 export async function startWorkspace(
   engine: TestEngine,
-  options: { logger?: Logger; oauth?: Partial<OAuthSettings>; clientAuth?: 'client_secret_post' | 'client_secret_basic'; timeoutMs?: number } = {},
+  options: {
+    logger?: Logger;
+    oauth?: Partial<OAuthSettings>;
+    clientAuth?: 'client_secret_post' | 'client_secret_basic';
+    timeoutMs?: number;
+    /** The provider hands out a new refresh token on every refresh (and refuses the old one after), as many do. */
+    rotateRefreshTokens?: boolean;
+    keyring?: Keyring;
+  } = {},
 ) {
   const oauthServer: OAuthServer = await startOAuthServer({
     clientId,
@@ -31,6 +40,7 @@ export async function startWorkspace(
     redirectUri,
     scopes: [mailModify, calendarEvents],
     clientAuth: options.clientAuth ?? 'client_secret_post',
+    rotateRefreshTokens: options.rotateRefreshTokens ?? false,
   });
   const google: GoogleApis = await startGoogleApis({ now: () => new Date('2026-03-01T12:00:00Z'), tokenScopes: (token) => oauthServer.scopesOf(token) });
   const oauth: OAuthSettings = {
@@ -46,6 +56,7 @@ export async function startWorkspace(
     providers: { googleApiUrl: google.url, timeoutMs: options.timeoutMs ?? 5_000 },
     oauth,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.keyring ? { keyring: options.keyring } : {}),
     // The client authentication is the definition's; a test of the other method uses a copy that says so.
     ...(options.clientAuth ? { connectors: [{ ...workspaceConnector, oauth: { ...workspaceConnector.oauth, clientAuth: options.clientAuth } }] } : {}),
   });

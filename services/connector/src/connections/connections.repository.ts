@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import { uuidv7 } from '@platform/kit/ids';
 import { type Kysely, sql } from 'kysely';
@@ -32,6 +33,8 @@ export interface FoundConnection {
 }
 
 const summaryColumns = ['id', 'connector', 'status', 'scopes', 'created_at', 'updated_at'] as const;
+/** A row no instance is refreshing. */
+const noClaim = { refresh_claimed_until: null, refresh_claim: null };
 
 /** Connections and their sealed credentials: seals on write, unseals on read. All of the service's SQL on them. */
 export class ConnectionsRepository {
@@ -50,7 +53,7 @@ export class ConnectionsRepository {
     const sealed = this.#vault.seal(encodeCredential(credential), { owner, connector });
     const now = this.#clock.sqlNow();
     // A new credential ends any refresh in flight for the old one: that refresher's guarded write will miss.
-    const columns = { status: 'connected' as const, scopes: JSON.stringify(scopes), ...sealedColumns(sealed), updated_at: now, refresh_claimed_until: null };
+    const columns = { status: 'connected' as const, scopes: JSON.stringify(scopes), ...sealedColumns(sealed), updated_at: now, ...noClaim };
     const row = await this.#db
       .insertInto('connections')
       .values({ id: uuidv7(this.#clock.now().getTime()), owner, connector, ...columns, created_at: now })
@@ -97,41 +100,39 @@ export class ConnectionsRepository {
 
   /**
    * Claims the right to refresh the credential sealed under `iv` for `leaseMs` (database time), unless another
-   * instance holds an unexpired claim or the row no longer holds that credential. Answers the claim's end, which
-   * `releaseRefresh` needs; a single statement, so no transaction waits on the provider.
+   * instance holds an unexpired claim or the row no longer holds that credential. Answers the claim's token, which
+   * the claimant's later writes are guarded on; a single statement, so no transaction waits on the provider.
    */
-  async claimRefresh(id: string, iv: Buffer, leaseMs: number): Promise<Date | undefined> {
+  async claimRefresh(id: string, iv: Buffer, leaseMs: number): Promise<string | undefined> {
     const now = this.#clock.sqlNow();
+    const claim = randomUUID();
     const row = await this.#db
       .updateTable('connections')
-      .set({ refresh_claimed_until: sql<Date>`${now} + make_interval(secs => ${leaseMs / 1000})` })
+      .set({ refresh_claimed_until: sql<Date>`${now} + make_interval(secs => ${leaseMs / 1000})`, refresh_claim: claim })
       .where('id', '=', id)
       .where('iv', '=', iv)
       .where('status', '=', 'connected')
       .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<=', now)]))
-      .returning('refresh_claimed_until')
+      .returning('id')
       .executeTakeFirst();
-    return row?.refresh_claimed_until ?? undefined;
+    return row && claim;
   }
 
   /** Gives a claim back early (a failed refresh), if it is still this one: a later claimant's is left alone. */
-  async releaseRefresh(id: string, claimedUntil: Date): Promise<void> {
-    await this.#db
-      .updateTable('connections')
-      .set({ refresh_claimed_until: null })
-      .where('id', '=', id)
-      .where('refresh_claimed_until', '=', claimedUntil)
-      .execute();
+  async releaseRefresh(id: string, claim: string): Promise<boolean> {
+    const result = await this.#db.updateTable('connections').set(noClaim).where('id', '=', id).where('refresh_claim', '=', claim).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /**
-   * Stores a refreshed credential (sealed with the current key) only if the row still holds the one under
-   * `previousIv`, and ends the claim. False when a reconnect or another writer replaced it meanwhile.
+   * Stores a refreshed credential (sealed with the current key) only if `claim` is still the row's, and ends it.
+   * Guarded on the claim, not the IV: a re-seal meanwhile (same credential, new IV) must not throw a rotated refresh
+   * token away. False when a reconnect (which clears the claim) or a later claimant replaced it meanwhile.
    */
   async replaceCredential(
     id: string,
     binding: { owner: string; connector: string },
-    previousIv: Buffer,
+    claim: string,
     credential: Credential,
     scopes: readonly string[] | undefined,
   ): Promise<boolean> {
@@ -142,21 +143,21 @@ export class ConnectionsRepository {
         ...sealedColumns(sealed),
         ...(scopes ? { scopes: JSON.stringify(scopes) } : {}),
         updated_at: this.#clock.sqlNow(),
-        refresh_claimed_until: null,
+        ...noClaim,
       })
       .where('id', '=', id)
-      .where('iv', '=', previousIv)
+      .where('refresh_claim', '=', claim)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
-  /** Marks the connection `needs_reconnect` if it still holds the credential under `iv` (a reconnect since is left alone). */
-  async markNeedsReconnect(id: string, iv: Buffer): Promise<boolean> {
+  /** Marks the connection `needs_reconnect` if `claim` is still the row's (a reconnect since is left alone). */
+  async markNeedsReconnect(id: string, claim: string): Promise<boolean> {
     const result = await this.#db
       .updateTable('connections')
-      .set({ status: 'needs_reconnect', updated_at: this.#clock.sqlNow(), refresh_claimed_until: null })
+      .set({ status: 'needs_reconnect', updated_at: this.#clock.sqlNow(), ...noClaim })
       .where('id', '=', id)
-      .where('iv', '=', iv)
+      .where('refresh_claim', '=', claim)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }

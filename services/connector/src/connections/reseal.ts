@@ -16,8 +16,10 @@ export interface ResealReport {
 }
 
 /**
- * Moves rows sealed with retired keys onto the current key, `batchSize` rows per read, so a key can be removed
- * once no row names it. Keys no longer configured are not looked for: those rows fail loudly when read.
+ * Moves rows sealed with retired keys (listed before the current one) onto the current key, `batchSize` rows per
+ * read, so a key can be removed once no row names it. Rows under a staged key (listed after the current one: an
+ * instance further along a rolling rotation seals with it) stay where they are. Keys no longer configured are not
+ * looked for: those rows fail loudly when read.
  * Safe beside live writers and other instances: each update applies only if the row still holds what was read.
  */
 export class Resealer {

@@ -56,10 +56,21 @@ const connectStatesByOwner: Migration = {
   },
 };
 
+/**
+ * Who holds the refresh lease: a random token per claim. Releases and the refreshed write are guarded on it, never on
+ * the lease's end time (written in database time, microseconds on PostgreSQL, read back as a millisecond date).
+ */
+const refreshClaim: Migration = {
+  async up(db) {
+    await db.schema.alterTable('connections').addColumn('refresh_claim', 'uuid').execute();
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_connections': connections,
   '0003_connect_states': connectStates,
   '0004_refresh_lease': refreshLease,
   '0005_connect_states_owner': connectStatesByOwner,
+  '0006_refresh_claim': refreshClaim,
 };

@@ -23,6 +23,8 @@ export interface ConnectionTable {
   updated_at: Date;
   /** Until when one instance holds the right to refresh this credential (src/oauth/refresher.ts); null when free. */
   refresh_claimed_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The token of the claim in `refresh_claimed_until`, set with it: the holder's release and write are guarded on it. */
+  refresh_claim: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A connect flow begun and not yet finished: single use, found by the SHA-256 of its `state`. */

@@ -29,9 +29,11 @@ interface Held {
 
 /**
  * Refreshes access tokens, one refresh per connection at a time: callers in this process share one flight, and
- * instances share a claim on the row (`refresh_claimed_until`, set by one conditional UPDATE, so no transaction is
- * held across the provider call). An instance that loses the claim reads the row again until the winner's
- * credential appears or the claim lapses, waiting on the injected clock.
+ * instances share a claim on the row (`refresh_claimed_until` and the claim's token `refresh_claim`, set by one
+ * conditional UPDATE, so no transaction is held across the provider call). The claimant's release, refreshed write
+ * and `needs_reconnect` mark are guarded on its token, so they land even if a re-seal moved the row meanwhile. An
+ * instance that loses the claim reads the row again until the winner's credential appears or the claim lapses,
+ * waiting on the injected clock.
  */
 export class Refresher {
   readonly #deps: RefresherDeps;
@@ -96,7 +98,7 @@ export class Refresher {
     }
   }
 
-  async #refreshClaimed(owner: string, connector: ConnectorDefinition, client: OAuthClient, held: Held, claim: Date): Promise<Credential> {
+  async #refreshClaimed(owner: string, connector: ConnectorDefinition, client: OAuthClient, held: Held, claim: string): Promise<Credential> {
     const { connections, logger, endpoint, clock } = this.#deps;
     const binding = { owner, connector: connector.id };
     let stored = false;
@@ -109,7 +111,7 @@ export class Refresher {
           refreshToken: outcome.value.refreshToken ?? held.credential.refreshToken,
           expiresAt: new Date(clock.now().getTime() + outcome.value.expiresInSeconds * 1000),
         };
-        stored = await connections.replaceCredential(held.id, binding, held.iv, credential, outcome.value.scopes);
+        stored = await connections.replaceCredential(held.id, binding, claim, credential, outcome.value.scopes);
         // Not stored: a reconnect replaced the row meanwhile. The token is still good for this call; the row keeps the newer grant.
         logger.info({ connection: held.id, connector: connector.id, stored }, 'credential refreshed');
         return credential;
@@ -121,14 +123,18 @@ export class Refresher {
         });
       }
       if (outcome.error !== 'invalid_grant') throw clientRefused(connector, outcome.error);
-      return await this.#afterInvalidGrant(owner, connector, held);
+      return await this.#afterInvalidGrant(owner, connector, held, claim);
     } finally {
-      if (!stored) await connections.releaseRefresh(held.id, claim).catch(() => undefined);
+      // A claim left standing makes every call on this connection wait out the lease, so a failed release is logged.
+      if (!stored)
+        await connections.releaseRefresh(held.id, claim).catch((error) => {
+          logger.warn({ err: error, connection: held.id }, 'could not release the refresh claim; it lapses at the end of its lease');
+        });
     }
   }
 
   /** The grant is refused: unless a sibling stored another credential meanwhile, the user has to reconnect. */
-  async #afterInvalidGrant(owner: string, connector: ConnectorDefinition, held: Held): Promise<Credential> {
+  async #afterInvalidGrant(owner: string, connector: ConnectorDefinition, held: Held, claim: string): Promise<Credential> {
     const { connections, logger } = this.#deps;
     const row = await connections.find(owner, connector.id);
     if (row && row.connection.status === 'connected' && !row.iv.equals(held.iv)) {
@@ -138,7 +144,7 @@ export class Refresher {
         return credential;
       }
     }
-    const marked = await connections.markNeedsReconnect(held.id, held.iv);
+    const marked = await connections.markNeedsReconnect(held.id, claim);
     logger.warn({ connection: held.id, connector: connector.id, marked }, 'provider refused the refresh (invalid_grant); marked needs_reconnect');
     throw needsReconnect(connector.id);
   }

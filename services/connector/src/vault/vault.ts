@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { ServiceError } from '@platform/kit/errors';
-import type { Keyring } from './keyring.ts';
+import { type Keyring, vaultKeysSetting } from './keyring.ts';
 
 /**
  * One sealed value as stored: the key id beside AES-256-GCM's IV, ciphertext and tag (columns `key_id`, `iv`,
@@ -35,7 +35,9 @@ export function additionalData(binding: Binding): Buffer {
 
 /** A row sealed with a key no longer configured: loud, since returning anything would be returning garbage. */
 export function vaultKeyMissing(keyId: string): ServiceError {
-  return new ServiceError('unavailable', `credential is sealed with vault key "${keyId}", which is not configured; restore the key or reconnect`, {
+  // During a rotation the likely cause is an instance not given the new key yet: the fix is the operator's, not the user's.
+  const message = `credential is sealed with vault key "${keyId}", which this instance does not have: the operator must add it to ${vaultKeysSetting} (a rotation adds a new key on every instance before any makes it current); reconnect only if the key is lost`;
+  return new ServiceError('unavailable', message, {
     retryable: false,
     details: { reason: 'vault_key_missing' },
   });
@@ -57,9 +59,23 @@ export class Vault {
     return this.#currentId;
   }
 
-  /** Ids of keys that still decrypt but no longer seal: the rows the re-seal moves. */
+  /**
+   * Ids of the keys listed before the current one: they still decrypt but no longer seal, and the re-seal moves their
+   * rows. Keys are listed oldest first (`old:…,*new:…`).
+   */
   get retiredKeyIds(): string[] {
-    return [...this.#keys.keys()].filter((id) => id !== this.#currentId);
+    const ids = [...this.#keys.keys()];
+    return ids.slice(0, ids.indexOf(this.#currentId));
+  }
+
+  /**
+   * Ids of the keys listed after the current one: the next key of a rotation, added everywhere before any instance
+   * makes it current. They decrypt (an instance already rotated seals with them) but their rows are never moved
+   * back onto this instance's key, or instances in the two phases of a rolling rotation would undo each other.
+   */
+  get stagedKeyIds(): string[] {
+    const ids = [...this.#keys.keys()];
+    return ids.slice(ids.indexOf(this.#currentId) + 1);
   }
 
   /** Seals with the current key and a fresh random IV (never reused: 2^-96 per pair under one key). */
