@@ -62,6 +62,22 @@ describe('identity-provider JWTs on the public routes', () => {
     assert.match((await me('not.a.jwt')).json.error.message, /malformed|not valid/);
   });
 
+  test('credentials come before the body: an invite redemption without a valid token is 401 whatever its body', async () => {
+    const forged = `${(await idp.token()).slice(0, -4)}AAAA`;
+    const bodies: (string | undefined)[] = [undefined, '', '{}', '{"code":""}', '{"code":7}', '{"unknown":true}', '{not json'];
+    for (const bearer of [null, forged])
+      for (const body of bodies) {
+        const init = body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } };
+        const answer = await router.call('POST', '/v/invites/redeem', bearer, init);
+        assert.deepEqual([answer.status, answer.json?.error.code], [401, 'unauthorized'], `${bearer === null ? 'no token' : 'a forged token'}, body ${body}`);
+        assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer/);
+      }
+    const unsupported = await router.call('POST', '/v/invites/redeem', null, { body: 'code=x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(unsupported.status, 401, 'nor is its content type looked at first');
+    const signedIn = await router.call('POST', '/v/invites/redeem', await idp.token(), { body: '{}' });
+    assert.deepEqual([signedIn.status, signedIn.json.error.code], [400, 'invalid_request'], 'with a token, the body is checked');
+  });
+
   test('algorithms outside the allow-list are refused: none, and HS256 signed with the public key', async () => {
     const claims = base64url.encode(JSON.stringify({ iss: idp.url, aud: 'platform-test', sub: randomUUID(), exp: Math.floor(Date.now() / 1000) + 600 }));
     const none = `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${claims}.`;
