@@ -6,6 +6,7 @@ import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { UserRow, UserState } from '../db/schema.ts';
+import { withRetryAfter } from './authenticate.ts';
 import { environmentUser } from './proxy-route.ts';
 import { answers, InviteView, UserView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -83,7 +84,9 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
         if (existing?.state === 'deleted')
           throw new ServiceError('conflict', `user ${id} was deleted; a deleted user is not created again`, { details: { state: 'deleted' } });
         if (existing) await deps.users.touch(id, profile);
-        let row = await deps.provisioner.provision(id, profile);
+        let row = await deps.provisioner.provision(id, profile).catch((error) => {
+          throw withRetryAfter(reply, error);
+        });
         // Another instance is provisioning this user: block until it has finished, as the spec's route does.
         for (let waited = 0; row.state === 'provisioning' && waited < provisioningWaitMs; waited += 100) {
           await deps.clock.sleep(100);

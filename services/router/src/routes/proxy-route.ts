@@ -20,14 +20,19 @@ export function environmentUser(row: UserRow): EnvironmentUser {
  * ago, or never, is idle by the clock). Resolves with the environment ready and `activity.begin` done; on failure
  * the activity is ended. The caller ends it when the request is over.
  */
-export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
+export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser, deadline: number): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
   deps.activity.begin(user.id);
   try {
-    return await deps.wake.ready(user);
+    return await deps.wake.ready(user, deadline);
   } catch (error) {
     deps.activity.end(user.id);
     throw error;
   }
+}
+
+/** When a request stops waiting for its environment (provisioning and wake together): ROUTER_WAKE_TIMEOUT from now. */
+export function waitDeadline(deps: RouteDeps): number {
+  return deps.clock.now().getTime() + deps.config.wakeTimeoutMs;
 }
 
 type Target = 'gateway' | 'cody' | 'ledger' | 'market' | 'daemon';
@@ -162,8 +167,9 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
       },
     );
   }
-  const user = environmentUser(await deps.access.activeUser(userId));
-  const ready = await readyAndActive(deps, user);
+  const deadline = waitDeadline(deps);
+  const user = environmentUser(await deps.access.activeUser(userId, deadline));
+  const ready = await readyAndActive(deps, user, deadline);
   const address = upstreamAt(ready.address);
   const port = target.to === 'cody' ? deps.config.codyPort : address.port;
   const added: Record<string, string> = { ...cors };
