@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { documentSecurity } from '@platform/kit/http/openapi';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -16,8 +17,9 @@ const provisioningWaitMs = 60_000;
 
 const userIdParam = Type.Object({ id: Type.String({ format: 'uuid', description: 'The identity-provider user id (a UUID)' }) });
 
-/** A bearer on every route of a scope, compared in constant time. */
-export function requireBearer(scope: FastifyInstance, token: string, name: string): void {
+/** A bearer on every route of a scope, compared in constant time, and described as the scope's routes' security. */
+export function requireBearer(scope: FastifyInstance, token: string, name: string, scheme: string): void {
+  documentSecurity(scope, scheme, { type: 'http', scheme: 'bearer', description: `${name}.` }, () => 'required');
   scope.addHook('onRequest', async (request) => {
     const presented = bearerFrom(request);
     if (presented === undefined) throw new ServiceError('unauthorized', `missing bearer (Authorization: Bearer <${name}>)`);
@@ -49,7 +51,7 @@ async function userView(row: UserRow, deps: RouteDeps) {
 export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Promise<void> {
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    requireBearer(scope, deps.config.adminToken, 'ROUTER_ADMIN_TOKEN');
+    requireBearer(scope, deps.config.adminToken, 'ROUTER_ADMIN_TOKEN', 'adminToken');
     const found = async (id: string) => {
       const row = await deps.users.get(id);
       if (row === undefined) throw new ServiceError('not_found', `no user ${id}`);

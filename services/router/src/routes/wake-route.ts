@@ -35,7 +35,7 @@ const wakeBody = Type.Object(
 export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promise<void> {
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN');
+    requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN', 'wakeToken');
     scope.post('/internal/wake', {
       schema: {
         description: 'Delivers a scheduler wake to the user’s daemon; answers as the daemon did (202 taken, 200 a repeat).',
