@@ -10,6 +10,8 @@ import { ManualClock } from '@platform/testkit/manual-clock';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
 import { openSse } from '@platform/testkit/sse-client';
+import { loadConfig } from '../src/config.ts';
+import { daemonLaunch } from '../src/main.ts';
 import { environmentUser } from '../src/routes/proxy-route.ts';
 import { type IdentityProvider, invite, ipv6Loopback, startIdentityProvider, startRouter } from './harness.ts';
 
@@ -206,4 +208,10 @@ describe('the proxy', () => {
       await slow.dispose();
     }
   });
+});
+
+test('the upstreams the proxy streams to are plain HTTP: an https: URL is refused at start, naming the setting', () => {
+  for (const setting of ['ROUTER_GATEWAY_URL', 'ROUTER_SETTLEMENT_URL', 'ROUTER_MARKETPLACE_URL'])
+    assert.throws(() => loadConfig({ [setting]: 'https://10.0.0.10:9090' }, daemonLaunch), new RegExp(`${setting} must use http:`));
+  assert.equal(loadConfig({ ROUTER_GATEWAY_URL: 'http://[fdaa::3]:9090/' }, daemonLaunch).gatewayUrl, 'http://[fdaa::3]:9090');
 });
