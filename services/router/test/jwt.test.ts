@@ -102,6 +102,28 @@ describe('identity-provider JWTs on the public routes', () => {
     assert.equal((await me(await idp.token({ kid: rotated.kid }))).status, 200);
   });
 
+  test('an identity provider that cannot be reached: 503 with Retry-After on every signed-in route, never 500 or 401', async () => {
+    const gone = await startIdentityProvider();
+    const url = gone.url;
+    await gone.close();
+    const stranded = await startRouter(pglite!, undefined, { env: { IDP_URL: url, ROUTER_IDP_AUDIENCE: 'platform-test' } });
+    try {
+      for (const [method, path] of [
+        ['GET', '/v/me'],
+        ['POST', '/v/invites/redeem'],
+        ['GET', '/me'],
+      ] as const) {
+        const answer = await stranded.call(method, path, await idp.token());
+        assert.deepEqual([answer.status, answer.json.error.code, answer.headers.get('retry-after')], [503, 'unavailable', '2'], `${method} ${path}`);
+        assert.match(answer.json.error.message, /identity provider cannot be reached/);
+      }
+      const signIn = await stranded.call('GET', '/console/config.json', null);
+      assert.deepEqual([signIn.status, signIn.headers.get('retry-after')], [503, '2'], 'nor can the console learn where to sign in');
+    } finally {
+      await stranded.dispose();
+    }
+  });
+
   test('without IDP_URL the authenticated routes answer 503 naming it; health still answers', async () => {
     const open = await startRouter(pglite!, undefined);
     try {

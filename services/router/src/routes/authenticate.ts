@@ -40,7 +40,11 @@ export async function authenticate(request: FastifyRequest, reply: FastifyReply,
 export function authenticateOnRequest(app: FastifyInstance, deps: Pick<RouteDeps, 'verifier'>) {
   app.decorateRequest('routerUserId', '');
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    request.routerUserId = await authenticate(request, reply, deps);
+    try {
+      request.routerUserId = await authenticate(request, reply, deps);
+    } catch (error) {
+      throw withRetryAfter(reply, error);
+    }
   };
 }
 
