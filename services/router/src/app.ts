@@ -1,4 +1,5 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
+import { apiDocsPaths, documentSecurity } from '@platform/kit/http/openapi';
 import { corsHeaders } from './http/cors.ts';
 import { registerAdminRoutes } from './routes/admin-routes.ts';
 import { registerConsoleRoutes } from './routes/console-routes.ts';
@@ -14,6 +15,13 @@ export const serviceVersion = '0.1.0';
 /** The router's own JSON bodies are small; proxied bodies stream through without this limit (the daemon has its own). */
 const ownBodyBytes = 64 * 1024;
 
+/** The public routes that need no token: health, version, the console's files and the API description. */
+const openPaths = new Set(['/healthz', '/v/version', '/console', ...apiDocsPaths]);
+
+function signedInRoute(url: string): boolean {
+  return !openPaths.has(url) && !url.startsWith('/console/');
+}
+
 /** The public listener: health, version, the caller's account and invite, the console's page, and everything else proxied. */
 export async function buildPublicApp(deps: RouteDeps) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (public)`, version: serviceVersion } });
@@ -22,6 +30,13 @@ export async function buildPublicApp(deps: RouteDeps) {
     reply.headers(corsHeaders(deps.config.corsOrigins, request.headers, preflight));
     if (preflight) return reply.status(204).send();
   });
+  // Before the routes, so each is described with the credential it checks.
+  documentSecurity(
+    app,
+    'identityProviderJwt',
+    { type: 'http', scheme: 'bearer', description: 'The identity provider’s JWT for the user (IDP_URL).' },
+    (route) => (signedInRoute(route.url ?? '') ? 'required' : false),
+  );
   registerPublicRoutes(app, deps);
   registerConsoleRoutes(app, deps);
   await registerProxyRoute(app, deps);

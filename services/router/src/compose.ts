@@ -90,7 +90,7 @@ export async function composeRouter(
     directory,
     invites,
     provisioner,
-    access: new UserAccess(directory, invites, provisioner),
+    access: new UserAccess({ directory, invites, provisioner, clock, wakeTimeoutMs: config.wakeTimeoutMs, maxWaiters: config.maxWaiters }),
     provider,
     wake,
     activity,

@@ -194,10 +194,16 @@ function fly(env: Env): FlySettings | undefined {
  * required; in development they default (8443, 8081, no identity provider, embedded PGlite); with NODE_ENV=production
  * IDP_URL, DATABASE_URL and a daemon token root are required.
  */
+/**
+ * The proxy streams to the gateway and the public reads with node:http over the private network: an `https:` URL
+ * would have gone out unencrypted to port 80, so only `http:` is taken.
+ */
+const proxiedProtocols = ['http:'];
+
 function optionalUrl(env: Env, name: string): string | undefined {
   const url = read.optionalString(env, name);
   if (url === undefined) return undefined;
-  read.url(env, name, url, ['http:', 'https:'], false);
+  read.url(env, name, url, proxiedProtocols, false);
   return url.replace(/\/+$/, '');
 }
 
@@ -230,7 +236,7 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
     wakeToken: read.string(env, 'ROUTER_WAKE_TOKEN', ''),
     daemonTokenRoot,
     ownerTokenRoots: Object.freeze(Object.fromEntries(daemonOwnerTokens.map(({ setting }) => [setting, read.string(env, setting, '')]))),
-    gatewayUrl: read.url(env, 'ROUTER_GATEWAY_URL', 'http://127.0.0.1:9090', ['http:', 'https:']).replace(/\/+$/, ''),
+    gatewayUrl: read.url(env, 'ROUTER_GATEWAY_URL', 'http://127.0.0.1:9090', proxiedProtocols).replace(/\/+$/, ''),
     gatewayToken: read.string(env, 'PLATFORM_GATEWAY_TOKEN', ''),
     daemonPort: read.integer(env, 'ROUTER_DAEMON_PORT', 8080, { min: 1, max: 65535 }),
     codyPort: read.integer(env, 'ROUTER_CODY_PORT', 8090, { min: 1, max: 65535 }),

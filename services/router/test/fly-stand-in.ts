@@ -27,16 +27,24 @@ interface Machine {
 
 /**
  * A local server speaking the routes and shapes of Fly's Machines API that the router uses (Fly cannot be reached
- * from here). A started machine is a real daemon process: the image is taken to be the daemon's bundle, the machine's
- * private address is a loopback address of its own (127.0.0.N, so every machine can listen on the same port, as on
- * Fly), and its volume is a folder mounted as the daemon's /data.
+ * from here). A started machine is a real daemon process: the image is taken to be the daemon's bundle, and its volume
+ * is a folder mounted as the daemon's /data. Its private address is IPv6, as Fly gives every machine (`fdaa:…`), so
+ * the router reaches it over IPv6: `::1`, the only IPv6 loopback address, which every machine shares (so at most one
+ * runs at a time on the daemon port). With `privateIps: 'ipv4'` (a machine without IPv6) each gets 127.0.0.N instead.
  */
-export async function startFlyStandIn(options: { appName: string; token: string; daemonEntry: string; nodeFlags: readonly string[] }) {
+export async function startFlyStandIn(options: {
+  appName: string;
+  token: string;
+  daemonEntry: string;
+  nodeFlags: readonly string[];
+  privateIps: 'ipv6' | 'ipv4';
+}) {
   const volumes = new Map<string, Volume>();
   const machines = new Map<string, Machine>();
   const requests: { method: string; path: string; body: unknown }[] = [];
   const root = mkdtempSync(join(tmpdir(), 'fly-stand-in-'));
   let nextIp = 10;
+  const privateIp = () => (options.privateIps === 'ipv6' ? '::1' : `127.0.0.${nextIp++}`);
   const id = () => randomBytes(7).toString('hex');
   const waiters: (() => void)[] = [];
   const changed = () => {
@@ -104,7 +112,7 @@ export async function startFlyStandIn(options: { appName: string; token: string;
       return send(405, { error: 'method not allowed' });
     }
     if (request.method === 'POST' && !itemId) {
-      const machine: Machine = { id: id(), name: body.name, state: 'created', region: body.region, private_ip: `127.0.0.${nextIp++}`, config: body.config };
+      const machine: Machine = { id: id(), name: body.name, state: 'created', region: body.region, private_ip: privateIp(), config: body.config };
       machines.set(machine.id, machine);
       if (!body.skip_launch) start(machine);
       return send(200, view(machine));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
@@ -142,6 +143,15 @@ export async function startRouter(
       if (!options.volumes) rmSync(volumes, { recursive: true, force: true });
     },
   };
+}
+
+/** Whether this machine can listen on IPv6's loopback address (`::1`): some containers run without IPv6. */
+export async function ipv6Loopback(): Promise<boolean> {
+  const server = createNetServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen({ host: '::1', port: 0 }, () => server.close(() => resolve(true)));
+  });
 }
 
 /** Counts what the router asks of its provider, passing every call through to the real one. */

@@ -62,6 +62,22 @@ describe('identity-provider JWTs on the public routes', () => {
     assert.match((await me('not.a.jwt')).json.error.message, /malformed|not valid/);
   });
 
+  test('credentials come before the body: an invite redemption without a valid token is 401 whatever its body', async () => {
+    const forged = `${(await idp.token()).slice(0, -4)}AAAA`;
+    const bodies: (string | undefined)[] = [undefined, '', '{}', '{"code":""}', '{"code":7}', '{"unknown":true}', '{not json'];
+    for (const bearer of [null, forged])
+      for (const body of bodies) {
+        const init = body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } };
+        const answer = await router.call('POST', '/v/invites/redeem', bearer, init);
+        assert.deepEqual([answer.status, answer.json?.error.code], [401, 'unauthorized'], `${bearer === null ? 'no token' : 'a forged token'}, body ${body}`);
+        assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer/);
+      }
+    const unsupported = await router.call('POST', '/v/invites/redeem', null, { body: 'code=x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(unsupported.status, 401, 'nor is its content type looked at first');
+    const signedIn = await router.call('POST', '/v/invites/redeem', await idp.token(), { body: '{}' });
+    assert.deepEqual([signedIn.status, signedIn.json.error.code], [400, 'invalid_request'], 'with a token, the body is checked');
+  });
+
   test('algorithms outside the allow-list are refused: none, and HS256 signed with the public key', async () => {
     const claims = base64url.encode(JSON.stringify({ iss: idp.url, aud: 'platform-test', sub: randomUUID(), exp: Math.floor(Date.now() / 1000) + 600 }));
     const none = `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${claims}.`;
@@ -84,6 +100,28 @@ describe('identity-provider JWTs on the public routes', () => {
     const later = await me(token);
     assert.equal(later.status, 200, later.text);
     assert.equal((await me(await idp.token({ kid: rotated.kid }))).status, 200);
+  });
+
+  test('an identity provider that cannot be reached: 503 with Retry-After on every signed-in route, never 500 or 401', async () => {
+    const gone = await startIdentityProvider();
+    const url = gone.url;
+    await gone.close();
+    const stranded = await startRouter(pglite!, undefined, { env: { IDP_URL: url, ROUTER_IDP_AUDIENCE: 'platform-test' } });
+    try {
+      for (const [method, path] of [
+        ['GET', '/v/me'],
+        ['POST', '/v/invites/redeem'],
+        ['GET', '/me'],
+      ] as const) {
+        const answer = await stranded.call(method, path, await idp.token());
+        assert.deepEqual([answer.status, answer.json.error.code, answer.headers.get('retry-after')], [503, 'unavailable', '2'], `${method} ${path}`);
+        assert.match(answer.json.error.message, /identity provider cannot be reached/);
+      }
+      const signIn = await stranded.call('GET', '/console/config.json', null);
+      assert.deepEqual([signIn.status, signIn.headers.get('retry-after')], [503, '2'], 'nor can the console learn where to sign in');
+    } finally {
+      await stranded.dispose();
+    }
   });
 
   test('without IDP_URL the authenticated routes answer 503 naming it; health still answers', async () => {

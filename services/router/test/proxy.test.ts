@@ -10,11 +10,15 @@ import { ManualClock } from '@platform/testkit/manual-clock';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
 import { openSse } from '@platform/testkit/sse-client';
+import { loadConfig } from '../src/config.ts';
+import { daemonLaunch } from '../src/main.ts';
 import { environmentUser } from '../src/routes/proxy-route.ts';
-import { type IdentityProvider, invite, startIdentityProvider, startRouter } from './harness.ts';
+import { type IdentityProvider, invite, ipv6Loopback, startIdentityProvider, startRouter } from './harness.ts';
 
 const [pglite] = testEngines();
 const gatewayToken = 'gw-token-for-router-tests';
+// The gateway listens on IPv6 where the machine has it: ROUTER_GATEWAY_URL is then http://[::1]:<port>.
+const gatewayHost = (await ipv6Loopback()) ? '::1' : '127.0.0.1';
 
 describe('the proxy', () => {
   let idp: IdentityProvider;
@@ -31,7 +35,12 @@ describe('the proxy', () => {
   before(async () => {
     idp = await startIdentityProvider();
     model = await startScriptedModel(() => 'Hello from the model.');
-    gateway = await startServiceProcess('gateway', { PLATFORM_GATEWAY_TOKEN: gatewayToken, GATEWAY_ADMIN_TOKEN: 'gw-admin', GATEWAY_UPSTREAM_URL: model.url });
+    gateway = await startServiceProcess('gateway', {
+      PLATFORM_GATEWAY_TOKEN: gatewayToken,
+      GATEWAY_ADMIN_TOKEN: 'gw-admin',
+      GATEWAY_UPSTREAM_URL: model.url,
+      HOST: gatewayHost,
+    });
     // The co-located code engine is not one of the platform's services: a stand-in that shows what it was sent.
     codyServer = await listenOnFreePort(
       createServer((request, response) => {
@@ -121,7 +130,8 @@ describe('the proxy', () => {
     assert.notEqual(seen?.headers.authorization, `Bearer ${token}`);
   });
 
-  test('/gw goes to the gateway with the platform’s bearer and the user’s own actor; the user cannot pick another', async () => {
+  test('/gw goes to the gateway (at an IPv6 address where there is one) with the platform’s bearer and the user’s own actor; the user cannot pick another', async () => {
+    if (gatewayHost === '::1') assert.match(gateway.url, /^http:\/\/\[::1\]:\d+$/);
     const answer = await router.call('POST', '/gw/v1/chat/completions', token, {
       headers: { 'x-platform-actor-did': 'did:platform:victim:0000000000000000', 'x-platform-slot': 'executor' },
       body: { model: 'accounts/fireworks/models/deepseek-v3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 },
@@ -198,4 +208,10 @@ describe('the proxy', () => {
       await slow.dispose();
     }
   });
+});
+
+test('the upstreams the proxy streams to are plain HTTP: an https: URL is refused at start, naming the setting', () => {
+  for (const setting of ['ROUTER_GATEWAY_URL', 'ROUTER_SETTLEMENT_URL', 'ROUTER_MARKETPLACE_URL'])
+    assert.throws(() => loadConfig({ [setting]: 'https://10.0.0.10:9090' }, daemonLaunch), new RegExp(`${setting} must use http:`));
+  assert.equal(loadConfig({ ROUTER_GATEWAY_URL: 'http://[fdaa::3]:9090/' }, daemonLaunch).gatewayUrl, 'http://[fdaa::3]:9090');
 });

@@ -108,7 +108,10 @@ export class JwtVerifier {
       await this.#fetchKeys();
     } catch (error) {
       this.#logger.warn({ err: error }, 'identity provider unreachable');
-      throw new ServiceError('unavailable', 'the identity provider cannot be reached to check the token; retry shortly', { cause: error });
+      throw new ServiceError('unavailable', 'the identity provider cannot be reached to check the token; retry shortly', {
+        cause: error,
+        details: { retry_after: 2 },
+      });
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * Single flight per key, with a cap on who may wait: the first caller starts the work, later callers for the same key
- * share its promise, and a caller past `maxWaiters` is turned away (undefined) instead of queueing without bound.
+ * share its promise, and a caller past `maxWaiters` is turned away (undefined) instead of queueing without bound. A
+ * caller's `wait` may end its own wait before the work does (a deadline): it stops counting as a waiter then.
  *
  * @example const ready = flights.join(userId, () => wake(userId)) ?? refuse()
  */
@@ -12,7 +13,7 @@ export class KeyedFlights<T> {
     this.#maxWaiters = maxWaiters;
   }
 
-  join(key: string, work: () => Promise<T>): Promise<T> | undefined {
+  join(key: string, work: () => Promise<T>, wait: (shared: Promise<T>) => Promise<T> = (shared) => shared): Promise<T> | undefined {
     let flight = this.#flights.get(key);
     if (flight === undefined) {
       const promise = work();
@@ -30,8 +31,14 @@ export class KeyedFlights<T> {
     const leave = () => {
       current.waiters--;
     };
-    current.promise.then(leave, leave);
-    return current.promise;
+    const waiting = wait(current.promise);
+    waiting.then(leave, leave);
+    return waiting;
+  }
+
+  /** Whether work for the key is under way. */
+  has(key: string): boolean {
+    return this.#flights.has(key);
   }
 
   waiters(key: string): number {

@@ -1,6 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
+import { byDeadline, late } from './deadline.ts';
 import { KeyedFlights } from './keyed-flights.ts';
 import type { EnvironmentProvider, EnvironmentUser } from './provider.ts';
 
@@ -26,8 +27,8 @@ export function wakeRefusal(message: string, retryAfterSeconds: number): Service
 /**
  * Wakes environments single-flight: however many requests arrive for a sleeping user, the provider is asked to
  * start it once, and one probe loop polls the daemon's `/healthz` over the real network path every `probeIntervalMs`
- * until it answers or `wakeTimeoutMs` passes. At most `maxWaiters` requests wait per user; past that, or past the
- * deadline, the answer is 503 with Retry-After.
+ * until it answers or the deadline passes (`wakeTimeoutMs` after the first request asked). At most `maxWaiters`
+ * requests wait per user; past that, or past the deadline, the answer is 503 with Retry-After.
  */
 export class WakeCoordinator {
   readonly #provider: EnvironmentProvider;
@@ -59,13 +60,17 @@ export class WakeCoordinator {
     this.#wakes = new KeyedFlights<Ready>(options.maxWaiters);
   }
 
-  /** The daemon's address, waking the environment first when it is not running. */
-  async ready(user: EnvironmentUser): Promise<Ready> {
+  /**
+   * The daemon's address, waking the environment first when it is not running. `deadline` (ms since the epoch) is when
+   * the request gives up: ROUTER_WAKE_TIMEOUT after it first asked for its environment, provisioning included. A wake
+   * ends at the deadline of the request that began it, so none who joined it later waits past their own.
+   */
+  async ready(user: EnvironmentUser, deadline: number): Promise<Ready> {
     const address = await this.#provider.address(user);
     // A daemon the provider has started is not yet one that answers: until the probe says so, requests join the wake.
     if (address !== undefined && this.#verified.get(user.id) === address) return { address, coldStartMs: undefined };
     this.#verified.delete(user.id);
-    const flight = this.#wakes.join(user.id, () => this.#wake(user));
+    const flight = this.#wakes.join(user.id, () => this.#wake(user, deadline));
     if (flight === undefined) throw wakeRefusal(`too many requests are waiting for this environment to start (ROUTER_MAX_WAITERS); retry shortly`, 2);
     return flight;
   }
@@ -81,22 +86,14 @@ export class WakeCoordinator {
     return { count: this.#coldStarts, failures: this.#failures, p50_ms: at(50), p99_ms: at(99), max_ms: sorted.at(-1) ?? null };
   }
 
-  async #wake(user: EnvironmentUser): Promise<Ready> {
+  async #wake(user: EnvironmentUser, deadline: number): Promise<Ready> {
     const started = this.#clock.now().getTime();
-    const deadline = started + this.#options.wakeTimeoutMs;
     const timeout = () => {
       this.#failures++;
       return wakeRefusal(`the environment did not become ready within ${this.#options.wakeTimeoutMs} ms (ROUTER_WAKE_TIMEOUT); retry shortly`, 5);
     };
     try {
-      const startLeft = new AbortController();
-      const starting = this.#provider.start(user);
-      const outcome = await Promise.race([
-        starting.then(() => 'started' as const),
-        this.#clock.sleep(deadline - started, startLeft.signal).then(() => 'late' as const),
-      ]);
-      startLeft.abort('settled');
-      if (outcome === 'late') throw timeout();
+      if ((await byDeadline(this.#clock, deadline, this.#provider.start(user))) === late) throw timeout();
     } catch (error) {
       if (error instanceof ServiceError) throw error;
       this.#failures++;

@@ -21,6 +21,25 @@ const hopByHop = new Set([
 /** Set by the router only: a client cannot claim to be someone, or somewhere, else. */
 const routerOwned = new Set(['host', 'authorization', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'x-platform-user-id']);
 
+/** An upstream's base URL as `http.request` takes it. */
+export interface Upstream {
+  hostname: string;
+  port: number;
+  /** The URL's path without a trailing slash, to put in front of the forwarded path. */
+  basePath: string;
+}
+
+/**
+ * Where a base URL points, for `http.request`. A URL keeps an IPv6 host in brackets (`http://[fdaa::3]:8080` has
+ * hostname `[fdaa::3]`), which `http.request` would look up as a name and never find: every Fly machine's private
+ * address is IPv6, so the brackets go.
+ */
+export function upstreamAt(base: string): Upstream {
+  const url = new URL(base);
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return { hostname, port: Number(url.port || 80), basePath: url.pathname.replace(/\/$/, '') };
+}
+
 export interface ForwardTarget {
   hostname: string;
   port: number;

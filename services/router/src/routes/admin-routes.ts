@@ -2,10 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { documentSecurity } from '@platform/kit/http/openapi';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { UserRow, UserState } from '../db/schema.ts';
+import { withRetryAfter } from './authenticate.ts';
 import { environmentUser } from './proxy-route.ts';
 import { answers, InviteView, UserView } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -15,8 +17,9 @@ const provisioningWaitMs = 60_000;
 
 const userIdParam = Type.Object({ id: Type.String({ format: 'uuid', description: 'The identity-provider user id (a UUID)' }) });
 
-/** A bearer on every route of a scope, compared in constant time. */
-export function requireBearer(scope: FastifyInstance, token: string, name: string): void {
+/** A bearer on every route of a scope, compared in constant time, and described as the scope's routes' security. */
+export function requireBearer(scope: FastifyInstance, token: string, name: string, scheme: string): void {
+  documentSecurity(scope, scheme, { type: 'http', scheme: 'bearer', description: `${name}.` }, () => 'required');
   scope.addHook('onRequest', async (request) => {
     const presented = bearerFrom(request);
     if (presented === undefined) throw new ServiceError('unauthorized', `missing bearer (Authorization: Bearer <${name}>)`);
@@ -48,7 +51,7 @@ async function userView(row: UserRow, deps: RouteDeps) {
 export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Promise<void> {
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    requireBearer(scope, deps.config.adminToken, 'ROUTER_ADMIN_TOKEN');
+    requireBearer(scope, deps.config.adminToken, 'ROUTER_ADMIN_TOKEN', 'adminToken');
     const found = async (id: string) => {
       const row = await deps.users.get(id);
       if (row === undefined) throw new ServiceError('not_found', `no user ${id}`);
@@ -83,7 +86,9 @@ export async function registerAdminRoutes(app: ServiceApp, deps: RouteDeps): Pro
         if (existing?.state === 'deleted')
           throw new ServiceError('conflict', `user ${id} was deleted; a deleted user is not created again`, { details: { state: 'deleted' } });
         if (existing) await deps.users.touch(id, profile);
-        let row = await deps.provisioner.provision(id, profile);
+        let row = await deps.provisioner.provision(id, profile).catch((error) => {
+          throw withRetryAfter(reply, error);
+        });
         // Another instance is provisioning this user: block until it has finished, as the spec's route does.
         for (let waited = 0; row.state === 'provisioning' && waited < provisioningWaitMs; waited += 100) {
           await deps.clock.sleep(100);

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { type ConsoleFile, loadConsoleFiles, pickEncoding } from '../console/console-files.ts';
 import { consoleHeaders, originOf } from '../console/console-headers.ts';
+import { withRetryAfter } from './authenticate.ts';
 import type { RouteDeps } from './route-deps.ts';
 
 /** Where the identity provider sends the browser back, below the router's own origin. */
@@ -67,7 +68,9 @@ export function registerConsoleRoutes(app: ServiceApp, deps: RouteDeps): void {
     handler: async (_request, reply) => {
       if (deps.verifier === undefined)
         throw new ServiceError('unavailable', 'no identity provider is configured: set IDP_URL (and ROUTER_IDP_AUDIENCE)', { retryable: false });
-      const endpoints = await deps.verifier.endpoints();
+      const endpoints = await deps.verifier.endpoints().catch((error) => {
+        throw withRetryAfter(reply, error);
+      });
       if (endpoints === undefined) throw new ServiceError('unavailable', 'the identity provider publishes no authorization or token endpoint');
       reply.header('cache-control', 'no-cache');
       return {

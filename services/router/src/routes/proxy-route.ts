@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.ts';
 import type { EnvironmentUser } from '../environments/provider.ts';
 import { corsHeaders } from '../http/cors.ts';
-import { forward } from '../proxy/forward.ts';
+import { forward, type Upstream, upstreamAt } from '../proxy/forward.ts';
 import { authenticate, withRetryAfter } from './authenticate.ts';
 import { isPublicRead, type PublicRead } from './public-reads.ts';
 import { passedThrough } from './responses.ts';
@@ -20,14 +20,19 @@ export function environmentUser(row: UserRow): EnvironmentUser {
  * ago, or never, is idle by the clock). Resolves with the environment ready and `activity.begin` done; on failure
  * the activity is ended. The caller ends it when the request is over.
  */
-export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
+export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser, deadline: number): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
   deps.activity.begin(user.id);
   try {
-    return await deps.wake.ready(user);
+    return await deps.wake.ready(user, deadline);
   } catch (error) {
     deps.activity.end(user.id);
     throw error;
   }
+}
+
+/** When a request stops waiting for its environment (provisioning and wake together): ROUTER_WAKE_TIMEOUT from now. */
+export function waitDeadline(deps: RouteDeps): number {
+  return deps.clock.now().getTime() + deps.config.wakeTimeoutMs;
 }
 
 type Target = 'gateway' | 'cody' | 'ledger' | 'market' | 'daemon';
@@ -45,6 +50,22 @@ function route(url: string): { to: Target; path: string } {
   ] as const)
     if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) return { to, path: url.slice(prefix.length) || '/' };
   return { to: 'daemon', path: url };
+}
+
+/** The services the proxy streams to besides the daemons, parsed once. */
+interface Upstreams {
+  gateway: Upstream;
+  ledger: Upstream | undefined;
+  market: Upstream | undefined;
+}
+
+function configuredUpstreams(config: RouteDeps['config']): Upstreams {
+  const { settlementUrl, marketplaceUrl } = config.publicReads;
+  return {
+    gateway: upstreamAt(config.gatewayUrl),
+    ledger: settlementUrl === undefined ? undefined : upstreamAt(settlementUrl),
+    market: marketplaceUrl === undefined ? undefined : upstreamAt(marketplaceUrl),
+  };
 }
 
 /** A 503 in the envelope with Retry-After, written straight to a response the proxy had taken over. */
@@ -65,12 +86,18 @@ function unavailableRaw(reply: FastifyReply, cors: Record<string, string>, messa
  * GET (and HEAD) of the listed read routes pass, with no credential of the user's or the platform's (they are public
  * routes); anything else is 404 before any upstream is asked.
  */
-function publicRead(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps, target: PublicRead, cors: Record<string, string>): void {
+function publicRead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: RouteDeps,
+  target: PublicRead,
+  upstream: Upstream | undefined,
+  cors: Record<string, string>,
+): void {
   const allowed = request.method === 'GET' || request.method === 'HEAD';
-  const upstreamUrl = target.service === 'ledger' ? deps.config.publicReads.settlementUrl : deps.config.publicReads.marketplaceUrl;
   if (!allowed || !isPublicRead(target))
     throw new ServiceError('not_found', `${request.method} /${target.service}${target.path.split('?')[0]} is not a public read`);
-  if (upstreamUrl === undefined)
+  if (upstream === undefined)
     throw new ServiceError(
       'unavailable',
       `no ${target.service === 'ledger' ? 'settlement' : 'marketplace'} is configured: set ${target.service === 'ledger' ? 'ROUTER_SETTLEMENT_URL' : 'ROUTER_MARKETPLACE_URL'}`,
@@ -78,12 +105,11 @@ function publicRead(request: FastifyRequest, reply: FastifyReply, deps: RouteDep
         retryable: false,
       },
     );
-  const upstream = new URL(upstreamUrl);
   reply.hijack();
   forward(
     request.raw,
     reply.raw,
-    { hostname: upstream.hostname, port: Number(upstream.port || 80), path: `${upstream.pathname.replace(/\/$/, '')}${target.path}`, headers: {} },
+    { hostname: upstream.hostname, port: upstream.port, path: `${upstream.basePath}${target.path}`, headers: {} },
     {
       agent: deps.agents.gateway,
       clock: deps.clock,
@@ -97,6 +123,7 @@ function publicRead(request: FastifyRequest, reply: FastifyReply, deps: RouteDep
 }
 
 export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  const upstreams = configuredUpstreams(deps.config);
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
@@ -106,7 +133,7 @@ export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps):
     };
     scope.all('/*', { schema }, async (request, reply) => {
       try {
-        await proxy(request, reply, deps);
+        await proxy(request, reply, deps, upstreams);
       } catch (error) {
         throw withRetryAfter(reply, error);
       }
@@ -114,13 +141,14 @@ export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps):
   });
 }
 
-async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps): Promise<void> {
+async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps, upstreams: Upstreams): Promise<void> {
   const userId = await authenticate(request, reply, deps);
   const cors = corsHeaders(deps.config.corsOrigins, request.headers, false);
   const target = route(request.url);
-  if (target.to === 'ledger' || target.to === 'market') return publicRead(request, reply, deps, { service: target.to, path: target.path }, cors);
+  if (target.to === 'ledger' || target.to === 'market')
+    return publicRead(request, reply, deps, { service: target.to, path: target.path }, upstreams[target.to], cors);
   if (target.to === 'gateway') {
-    const gateway = new URL(deps.config.gatewayUrl);
+    const gateway = upstreams.gateway;
     // The user's own ledger key at the gateway; the platform's bearer, never the user's token.
     const headers: Record<string, string> = { 'x-platform-actor-did': `did:user:${userId}` };
     if (deps.config.gatewayToken !== '') headers.authorization = `Bearer ${deps.config.gatewayToken}`;
@@ -128,7 +156,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
     return forward(
       request.raw,
       reply.raw,
-      { hostname: gateway.hostname, port: Number(gateway.port || 80), path: `${gateway.pathname.replace(/\/$/, '')}${target.path}`, headers },
+      { hostname: gateway.hostname, port: gateway.port, path: `${gateway.basePath}${target.path}`, headers },
       {
         agent: deps.agents.gateway,
         clock: deps.clock,
@@ -139,10 +167,11 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
       },
     );
   }
-  const user = environmentUser(await deps.access.activeUser(userId));
-  const ready = await readyAndActive(deps, user);
-  const address = new URL(ready.address);
-  const port = target.to === 'cody' ? deps.config.codyPort : Number(address.port || 80);
+  const deadline = waitDeadline(deps);
+  const user = environmentUser(await deps.access.activeUser(userId, deadline));
+  const ready = await readyAndActive(deps, user, deadline);
+  const address = upstreamAt(ready.address);
+  const port = target.to === 'cody' ? deps.config.codyPort : address.port;
   const added: Record<string, string> = { ...cors };
   if (ready.coldStartMs !== undefined) added['x-platform-cold-start-ms'] = String(ready.coldStartMs);
   reply.hijack();

@@ -3,7 +3,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { nullable, uuid } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import { normalizeInviteCode } from '../invites/invites.repository.ts';
-import { authenticate } from './authenticate.ts';
+import { authenticateOnRequest } from './authenticate.ts';
 import { answers, healthResponses } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
@@ -15,6 +15,7 @@ const redemptionRefusals = {
 
 /** The router's own public routes: health, version, and an authenticated user's account and invite. */
 export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
+  const signedIn = authenticateOnRequest(app, deps);
   // Liveness: pings the database; 503 when it is unreachable.
   app.get('/healthz', {
     schema: { description: 'Liveness: the router and its database.', response: healthResponses({ version: Type.Optional(Type.String()) }) },
@@ -40,6 +41,7 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   // The caller's account: state and whether an invite was redeemed.
   app.get('/v/me', {
+    onRequest: signedIn,
     schema: {
       description: 'The caller’s account: its state and whether an invite was redeemed.',
       response: {
@@ -53,8 +55,8 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
         ),
       },
     },
-    handler: async (request, reply) => {
-      const userId = await authenticate(request, reply, deps);
+    handler: async (request) => {
+      const userId = request.routerUserId;
       const row = await deps.directory.get(userId);
       return {
         ok: true as const,
@@ -69,6 +71,7 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
   });
 
   app.post('/v/invites/redeem', {
+    onRequest: signedIn,
     schema: {
       description: 'Redeems an invite code for the calling user (once per user); the first request after it provisions their environment.',
       body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
@@ -78,8 +81,8 @@ export function registerPublicRoutes(app: ServiceApp, deps: RouteDeps): void {
         ),
       },
     },
-    handler: async (request, reply) => {
-      const userId = await authenticate(request, reply, deps);
+    handler: async (request) => {
+      const userId = request.routerUserId;
       const code = normalizeInviteCode(request.body.code);
       const outcome = await deps.invites.redeem(code, userId);
       if (outcome === 'unknown') throw invalidRequest(redemptionRefusals.unknown, { reason: outcome });

@@ -5,7 +5,7 @@ import type { ServiceApp } from '@platform/kit/http/create-app';
 import { Type } from 'typebox';
 import { requireBearer } from './admin-routes.ts';
 import { withRetryAfter } from './authenticate.ts';
-import { environmentUser, readyAndActive } from './proxy-route.ts';
+import { environmentUser, readyAndActive, waitDeadline } from './proxy-route.ts';
 import { daemonWakeAnswer } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
 
@@ -35,7 +35,7 @@ const wakeBody = Type.Object(
 export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promise<void> {
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN');
+    requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN', 'wakeToken');
     scope.post('/internal/wake', {
       schema: {
         description: 'Delivers a scheduler wake to the user’s daemon; answers as the daemon did (202 taken, 200 a repeat).',
@@ -52,8 +52,9 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
         try {
           const row = await deps.directory.get(userId);
           if (row === undefined) throw new ServiceError('not_found', `no user ${userId}`);
-          const user = environmentUser(await deps.access.activeUser(userId));
-          const ready = await readyAndActive(deps, user);
+          const deadline = waitDeadline(deps);
+          const user = environmentUser(await deps.access.activeUser(userId, deadline));
+          const ready = await readyAndActive(deps, user, deadline);
           try {
             const answer = await fetch(`${ready.address}/wake`, {
               method: 'POST',

@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
 import type { UserRow } from '../db/schema.ts';
 import type { EnvironmentProvider } from '../environments/provider.ts';
@@ -7,6 +8,9 @@ import type { Profile, UsersRepository } from './users.repository.ts';
 
 /** A provisioning left longer than this by another instance is taken over (that instance stopped half way). */
 const staleProvisioningMs = 5 * 60_000;
+
+/** Seconds a client is told to wait while an environment is being provisioned. */
+export const provisioningRetryAfter = 5;
 
 /**
  * Creates users and their environments exactly once: in this process one provisioning per user runs at a time (others
@@ -37,9 +41,9 @@ export class Provisioner {
     this.#defaultRegion = options.defaultRegion;
   }
 
-  /** The provisioning this process is running for the user, to wait for instead of refusing. */
-  inFlight(id: string): Promise<UserRow> | undefined {
-    return this.#inFlight.get(id);
+  /** Whether a `provisioning` row was left unfinished long enough to be taken over (its instance stopped half way). */
+  abandoned(row: UserRow): boolean {
+    return row.state === 'provisioning' && row.updated_at.getTime() < this.#clock.now().getTime() - staleProvisioningMs;
   }
 
   /** Ensures the user exists with an environment; resolves with the row (`provisioning` when another instance has it). */
@@ -67,7 +71,14 @@ export class Provisioner {
       row = taken;
       this.#logger.warn({ user: id }, 'taking over a provisioning left unfinished');
     }
-    const environment = await this.#provider.ensure({ id, region: row.region, environmentId: row.environment_id, volume: row.volume });
+    const environment = await this.#provider.ensure({ id, region: row.region, environmentId: row.environment_id, volume: row.volume }).catch((error) => {
+      // The row stays `provisioning`: the next provisioning of this user (a request, POST /admin/users) takes it over once it is stale.
+      this.#logger.error({ err: error, user: id }, 'the provider could not provision the environment');
+      throw new ServiceError('unavailable', 'the environment could not be prepared (its provider failed); retry shortly', {
+        cause: error,
+        details: { retry_after: provisioningRetryAfter },
+      });
+    });
     const active = await this.#users.markActive(id, { environment_id: environment.environmentId, address: environment.address, volume: environment.volume });
     this.#directory.invalidate(id);
     this.#logger.info({ user: id, environment: environment.environmentId }, 'user provisioned');
