@@ -114,6 +114,8 @@ export class Sequencer {
   readonly #crypto: CryptoWorker;
   /** Commands still to apply with their idempotency keys and nonces read from the database (after a guard refusal). */
   #verifyKeys = 0;
+  /** When this writer's session last answered (a commit, or the idle check): the lock is known held until then. */
+  #sessionSeenAt = 0;
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -217,6 +219,7 @@ export class Sequencer {
     const lastAnchor = await db.selectFrom('batches').select('event_id').orderBy('event_id', 'desc').limit(1).executeTakeFirst();
     this.#lastAnchorId = lastAnchor?.event_id ?? 0n;
     this.#accounts.clear();
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#role = 'sequencer';
     logger.info({ seq: this.committedSize }, 'this instance is the sequencer');
     // Ends the tick loop when this instance stops leading, even if the process goes on as a standby.
@@ -242,10 +245,7 @@ export class Sequencer {
             continue;
           }
           if (!next) {
-            await new Promise<void>((resolve) => {
-              this.#wake = resolve;
-            });
-            this.#wake = undefined;
+            await this.#waitForWork(db);
             continue;
           }
           this.#queue.shift();
@@ -301,6 +301,37 @@ export class Sequencer {
       batch?.reject(standbyError());
       await batch?.building;
       this.#batchFailure = undefined;
+    }
+  }
+
+  /**
+   * Waits for a command. On PostgreSQL a writer idle for a poll period asks its own session whether it is still
+   * there: a backend that ended (a restart, a failover, pg_terminate_backend) took the lock with it, and nothing
+   * else would tell before the next write failed. The query then fails and the writer steps down, to take the lock
+   * again on a new connection (or stand by when another instance took it) instead of answering its next callers 503.
+   */
+  async #waitForWork(db: Db): Promise<void> {
+    const { clock, database, takeoverPollMs } = this.#options;
+    const woken = new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    });
+    try {
+      if (database.kind === 'pglite') return await woken;
+      for (;;) {
+        const idleFor = clock.now().getTime() - this.#sessionSeenAt;
+        if (idleFor < takeoverPollMs) {
+          const timer = new AbortController();
+          const slept = clock.sleep(takeoverPollMs - idleFor, AbortSignal.any([timer.signal, this.#stop.signal])).then(() => 'slept' as const);
+          const outcome = await Promise.race([woken.then(() => 'woken' as const), slept]);
+          timer.abort();
+          if (outcome === 'woken' || this.#stop.signal.aborted) return;
+          continue;
+        }
+        await sql`select 1`.execute(db);
+        this.#sessionSeenAt = clock.now().getTime();
+      }
+    } finally {
+      this.#wake = undefined;
     }
   }
 
@@ -388,6 +419,7 @@ export class Sequencer {
     const batch = this.#placeBatch();
     if (!batch) return;
     await writeRows(db, { batches: [batch] }, batch.event_id);
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#batchWritten(batch);
     this.#options.onCommitted?.(batch.event_id);
   }
@@ -422,6 +454,7 @@ export class Sequencer {
       return false;
     }
     if (error) throw error;
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#afterCommit(inflight.group);
     if (inflight.batch) this.#batchWritten(inflight.batch);
     const lastReceipt = inflight.group.receipts.at(-1);
