@@ -272,6 +272,8 @@ describe('decodeIntent refusals', () => {
     assert.equal(decodeRefusal(wireOfText(text.replace('"version":1', '"version":1.0'))), reason);
     // A parser that keeps the first duplicate would see 99.000000; ours keeps the last. Refuse both readings.
     assert.equal(decodeRefusal(wireOfText(text.replace('{"amount":', '{"amount":"99.000000","amount":'))), reason);
+    // A lone surrogate has no canonical form: refused as such, not thrown (it was a 500 where the wire came in).
+    assert.equal(decodeRefusal(wireOfText(text.replace('"to":"did:platform:', '"to":"did:platform:\\ud800'))), reason);
   });
 });
 

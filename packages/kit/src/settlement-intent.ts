@@ -189,7 +189,14 @@ export function decodeIntent(wire: string): IntentDecode {
   const problem = shapeProblem(body);
   if (problem) return { ok: false, reason: problem };
   // One spelling on the wire too; it also refuses duplicate keys, which different JSON parsers resolve differently.
-  if (canonicalJson(body) !== text) return { ok: false, reason: 'payment intent JSON is not in RFC 8785 canonical form' };
+  // A string holding a lone surrogate (an escape JSON allows) has no canonical form at all: RFC 8785 refuses it.
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalJson(body);
+  } catch {
+    canonical = undefined;
+  }
+  if (canonical !== text) return { ok: false, reason: 'payment intent JSON is not in RFC 8785 canonical form' };
   return { ok: true, signed: body as unknown as SignedIntent };
 }
 

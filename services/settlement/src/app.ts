@@ -98,6 +98,17 @@ function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefin
   return request.method === 'GET' ? 'read' : 'write';
 }
 
+/**
+ * Every 503 (a standby refusing a write, a write that could not be confirmed, the database out of reach) says when to
+ * try again: a standby polls for the lock once a second by default, and a sequencer that lost its session takes the
+ * lock again as soon: `Retry-After: 1`.
+ */
+export function retryAfterOnUnavailable(app: ServiceApp): void {
+  app.addHook('onSend', async (_request, reply) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+  });
+}
+
 /** Routes behind the fleet gate and the principal check; encapsulated, so those hooks apply to them only. */
 export function registerGatedRoutes(app: ServiceApp, options: { transportToken: string; tokenKey: Buffer; clock: Clock }, routes: (gated: ServiceApp) => void) {
   app.register(async (plugin) => {
@@ -116,6 +127,7 @@ export function buildApp(deps: AppDeps) {
     trustProxy: deps.trustProxy ?? false,
     api: { title: serviceName, version: serviceVersion },
   });
+  retryAfterOnUnavailable(app);
   // First: a flood is refused before any token is checked or body read.
   rateLimit(app, { classes: deps.rates, classify: rateClassFor(deps.transportToken), clock: deps.clock, take: deps.takeToken });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
-import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
 import { deriveTokenKey, mintPrincipalToken } from '@platform/kit/auth/principal-token';
-import { encodeIntent, newIntentNonce, type SettlementIntent, signIntent } from '@platform/kit/settlement-intent';
+import type { SettlementIntent } from '@platform/kit/settlement-intent';
 import { testEngines } from '@platform/testkit/databases';
-import { agentAuthSecret, operatorToken, type Settlement, startSettlement } from './harness.ts';
+import { agentAuthSecret, operatorToken, type Settlement, signedIntent, startSettlement } from './harness.ts';
 
 const engine = testEngines()[0];
 const fleetToken = 'fleet-token';
@@ -82,20 +81,7 @@ describe(`authorization on ${engine?.name}`, () => {
       assert.equal(faucet.status, 200);
       return agent;
     }
-    function intent(from: Awaited<ReturnType<typeof payer>>, terms: Partial<SettlementIntent> = {}) {
-      const full: SettlementIntent = {
-        version: 1,
-        from: from.did,
-        to: generateAgentKey().did,
-        amount: '5',
-        ref: '',
-        nonce: newIntentNonce(),
-        expiry: new Date(s.clock.now().getTime() + 60_000).toISOString(),
-        purpose: 'pay',
-        ...terms,
-      };
-      return { terms: full, wire: encodeIntent(signIntent(full, privateKeyFromSeed(from.key.seedHex))) };
-    }
+    const intent = (from: Awaited<ReturnType<typeof payer>>, terms: Partial<SettlementIntent> = {}) => signedIntent(from.key, s.clock.now(), terms);
 
     test('an intent alone authorises a pay, hold or withdraw of its terms; its nonce is single use', async () => {
       const from = await payer();
@@ -174,6 +160,19 @@ describe(`authorization on ${engine?.name}`, () => {
     assert.equal((await s.call('POST', '/v1/operator/deposits', { body: { ...body, log_index: 4 }, bearer: operatorToken })).status, 200);
     assert.equal((await s.call('GET', `/v1/account/${agent.did}`)).body.data.balance, '15.000000');
     assert.equal((await s.call('POST', '/v1/operator/deposits', { body: { ...body, tx_hash: '0x12' }, bearer: operatorToken })).status, 400);
+  });
+
+  test('the operator route checks its bearer before the body (an empty body without it is 401), and says so in /openapi.json', async () => {
+    for (const body of [undefined, {}, { did: 'nobody' }]) {
+      for (const bearer of [undefined, fleetToken]) {
+        const refused = await s.call('POST', '/v1/operator/deposits', { body, ...(bearer ? { bearer } : {}) });
+        assert.deepEqual([refused.status, refused.body.error?.code], [401, 'unauthorized'], JSON.stringify(body));
+      }
+    }
+    assert.equal((await s.call('POST', '/v1/operator/deposits', { body: {}, bearer: operatorToken })).status, 400, 'with the token, the body is read');
+    const document = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    assert.deepEqual(document.paths['/v1/operator/deposits'].post.security, [{ operatorBearer: [] }]);
+    assert.deepEqual(document.components.securitySchemes.operatorBearer, { type: 'http', scheme: 'bearer', description: 'SETTLEMENT_OPERATOR_TOKEN' });
   });
 });
 

@@ -13,6 +13,7 @@ import type { SignedReceipt } from '@platform/kit/receipt-log/receipt';
 import { receiptLeafHash, verifyReceipt } from '@platform/kit/receipt-log/receipt';
 import pg from 'pg';
 import type { TransferView } from '../src/ledger/views.ts';
+import { call, eachLimited, handshake, type Agent as Payer, type Reply, show, wholeFeed } from './process-client.ts';
 import type { ProcessExit, ServiceProcess } from './service-process.ts';
 import { startServiceProcess } from './service-process.ts';
 
@@ -36,25 +37,10 @@ const loadLoops = 32;
 const killAfterAcks = 400;
 /** Then this many answers go unread before the kill: committed pays the client never saw acknowledged. */
 const unreadBeforeKill = 24;
-const requestTimeoutMs = 10_000;
 /** Attempts at the readiness probe while a fresh process takes the sequencer lock (one round trip apiece). */
 const maxReadyAttempts = 5_000;
 const replayConcurrency = 16;
 
-interface Envelope {
-  ok: boolean;
-  // biome-ignore lint/suspicious/noExplicitAny: each route answers its own data shape.
-  data?: any;
-  error?: { code: string; message: string; retryable: boolean };
-}
-interface Reply {
-  status: number;
-  body: Envelope;
-}
-interface Payer {
-  did: string;
-  token: string;
-}
 /** One pay the load sent, whatever became of it. The ref is derived from the key, so the feed names the request. */
 interface PayRequest {
   key: string;
@@ -68,48 +54,6 @@ interface Acknowledged extends PayRequest {
   receipt: SignedReceipt;
 }
 type Transfer = TransferView;
-
-/** One HTTP call; rejects on a connection failure or timeout (the caller cannot know what the server did). */
-async function call(base: string, method: 'GET' | 'POST', path: string, options: { token?: string; body?: unknown } = {}): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers['x-ledger-agent'] = options.token;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-    signal: AbortSignal.timeout(requestTimeoutMs),
-  });
-  return { status: response.status, body: (await response.json()) as Envelope };
-}
-
-const show = (reply: Reply) => `${reply.status} ${JSON.stringify(reply.body)}`;
-
-/** Runs `work` over `items`, at most `limit` at a time, in order of start. */
-async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/** The whole transfer feed, oldest first, read page by page as a client would. */
-async function wholeFeed(base: string, did?: string): Promise<Transfer[]> {
-  const feed: Transfer[] = [];
-  let before: number | null = null;
-  for (let page = 0; page < 1_000; page++) {
-    const query = new URLSearchParams({ limit: '200' });
-    if (before !== null) query.set('before', String(before));
-    if (did !== undefined) query.set('did', did);
-    const reply = await call(base, 'GET', `/v1/transfers?${query}`);
-    assert.equal(reply.status, 200, show(reply));
-    feed.push(...(reply.body.data.transfers as Transfer[]));
-    before = reply.body.data.next_before as number | null;
-    if (before === null) return feed.reverse();
-  }
-  throw new Error('the transfer feed did not end within 1000 pages');
-}
 
 describe('settlement on PostgreSQL survives SIGKILL under load', { skip: adminUrl ? false : 'needs TEST_DATABASE_URL', timeout: 120_000 }, () => {
   const databaseName = `crash_${randomBytes(6).toString('hex')}`;
@@ -184,17 +128,6 @@ describe('settlement on PostgreSQL survives SIGKILL under load', { skip: adminUr
       await new Promise((resolve) => setImmediate(resolve));
     }
     throw new Error(`${what}: still 503 after ${maxReadyAttempts} attempts (${last ? show(last) : 'no answer'}); service output:\n${service.output()}`);
-  }
-
-  async function handshake(base: string): Promise<Payer> {
-    const key = generateAgentKey();
-    const challenge = await call(base, 'POST', '/v1/agent/auth/challenge', { body: { did: key.did } });
-    assert.equal(challenge.status, 200, show(challenge));
-    const verified = await call(base, 'POST', '/v1/agent/auth/verify', {
-      body: { did: key.did, public_key: key.publicKeyHex, nonce: challenge.body.data.nonce, signature: key.sign(challenge.body.data.message) },
-    });
-    assert.equal(verified.status, 200, show(verified));
-    return { did: key.did, token: verified.body.data.token as string };
   }
 
   const payBody = (request: PayRequest) => ({ to: request.to, amount: formatAmount(request.micros), ref: request.ref, idempotency_key: request.key });

@@ -3,10 +3,12 @@ import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
 import { Ed25519Worker } from '@platform/kit/auth/ed25519-worker';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import { encodeIntent, newIntentNonce, type SettlementIntent, signIntent } from '@platform/kit/settlement-intent';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import type { Logger } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { LiveChain } from '../src/chain/live-chain.ts';
 import { recordingChain, type SettlementChain } from '../src/chain/settlement-chain.ts';
@@ -43,6 +45,8 @@ export interface HarnessOptions {
   intentWorker?: boolean;
   /** Wraps the sequencer's key, e.g. to make its signing fail. */
   key?: (key: SequencerKey) => SequencerKey;
+  /** Where the service logs (silent by default), e.g. to see the alarm it raises. */
+  logger?: Logger;
   /** Wire a live chain: the vault on this node (deployed by the service, as in development). */
   chain?: { rpcUrl: string; dataDir: string } & Partial<Omit<ChainSettings, 'rpcUrl'>>;
 }
@@ -50,7 +54,12 @@ export interface HarnessOptions {
 /** The sequencer's EVM key in chain tests (anvil funds it). */
 export const evmKeyHex = '59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
-async function openChain(options: NonNullable<HarnessOptions['chain']>, db: Database<SettlementSchema>['db'], clock: ManualClock): Promise<LiveChain> {
+async function openChain(
+  options: NonNullable<HarnessOptions['chain']>,
+  db: Database<SettlementSchema>['db'],
+  clock: ManualClock,
+  logger: Logger,
+): Promise<LiveChain> {
   const settings: ChainSettings = {
     evmKeyHex,
     vaultAddress: null,
@@ -64,7 +73,7 @@ async function openChain(options: NonNullable<HarnessOptions['chain']>, db: Data
     startTimeoutMs: 5_000,
     ...options,
   };
-  return LiveChain.open({ settings, dev: true, expectedChainId: undefined, db, dataDir: options.dataDir, clock, logger: silentLogger });
+  return LiveChain.open({ settings, dev: true, expectedChainId: undefined, db, dataDir: options.dataDir, clock, logger });
 }
 
 export interface CallOptions {
@@ -84,7 +93,8 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   const clock = options.clock ?? new ManualClock(startTime);
   const plainKey = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
   const key = options.key ? options.key(plainKey) : plainKey;
-  const live = options.chain ? await openChain(options.chain, database.db, clock) : undefined;
+  const logger = options.logger ?? silentLogger;
+  const live = options.chain ? await openChain(options.chain, database.db, clock, logger) : undefined;
   const chain: SettlementChain = live ?? recordingChain({ chainId: 125, vaultAddress, tokenAddress: null }, database.db);
   const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };
   const log = new LogView();
@@ -94,7 +104,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     database,
     key,
     clock,
-    logger: silentLogger,
+    logger,
     log,
     chain,
     window,
@@ -113,7 +123,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     db: database.db,
     ping: () => database.ping(),
     clock,
-    logger: silentLogger,
+    logger,
     sequencer,
     reads,
     hub,
@@ -195,3 +205,19 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
 }
 
 export type Settlement = Awaited<ReturnType<typeof startSettlement>>;
+
+/** A pay intent signed by `key`, a minute from `now`, with the terms a test changes; its wire form beside them. */
+export function signedIntent(key: AgentKey, now: Date, terms: Partial<SettlementIntent> = {}): { terms: SettlementIntent; wire: string } {
+  const full: SettlementIntent = {
+    version: 1,
+    from: key.did,
+    to: generateAgentKey().did,
+    amount: '5',
+    ref: '',
+    nonce: newIntentNonce(),
+    expiry: new Date(now.getTime() + 60_000).toISOString(),
+    purpose: 'pay',
+    ...terms,
+  };
+  return { terms: full, wire: encodeIntent(signIntent(full, key)) };
+}

@@ -28,7 +28,7 @@ describe('one sequencer, a standby that takes over (PostgreSQL)', { skip: engine
     // Tokens are minted from the shared secret, so the standby recognises them.
     const refused = await standby.call('POST', '/v1/pay', { token: payer.token, body: { to: payee.did, amount: '1' } });
     assert.equal(refused.status, 503);
-    assert.deepEqual([refused.body.error?.code, refused.body.error?.retryable], ['unavailable', true]);
+    assert.deepEqual([refused.body.error?.code, refused.body.error?.retryable, refused.headers['retry-after']], ['unavailable', true, '1']);
     assert.equal((await standby.call('GET', `/v1/account/${payee.did}`)).body.data.balance, '4.000000');
     const receipt = await standby.call('GET', `/v1/receipt/${paid.body.data.seq}`);
     assert.equal(receipt.status, 200);

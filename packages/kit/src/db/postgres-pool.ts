@@ -38,6 +38,11 @@ export function kyselyPool(pool: pg.Pool): PostgresPool {
 }
 
 function wrap(client: pg.PoolClient): PostgresPoolClient {
+  // The pool listens for a client's failure only while the client is idle in it. A checked-out client (a statement
+  // running, or a session held for long, as settlement's sequencer holds its lock) whose backend ends (a restart, a
+  // failover, pg_terminate_backend) would emit 'error' with nobody listening, which ends the process. Its statement
+  // fails with the error anyway, later ones fail at once, and the pool drops the client when it is released.
+  client.on('error', ignoreConnectionError);
   function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   function query<R>(statement: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
@@ -63,3 +68,6 @@ function wrap(client: pg.PoolClient): PostgresPoolClient {
     },
   };
 }
+
+/** See wrap: the failure reaches whoever uses the client through its statements. */
+function ignoreConnectionError(): void {}

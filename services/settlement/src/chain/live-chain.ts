@@ -16,7 +16,7 @@ import { Anchoring } from './anchoring.ts';
 import { DepositWatcher } from './deposit-watcher.ts';
 import { ensureDevelopmentContracts } from './dev-contracts.ts';
 import { Payouts } from './payouts.ts';
-import { checkReserve, type ReserveCheck, ReserveWatch } from './reserve-check.ts';
+import { checkReserve, type ReserveCheck, ReserveWatch, reserveProblem } from './reserve-check.ts';
 import { readLedgerTotals, registerDepositClaim, type SettlementChain, type SupplyView } from './settlement-chain.ts';
 import { TxRefused, TxSender } from './tx-sender.ts';
 import { tokenAbi, vaultAbi } from './vault-contracts.ts';
@@ -224,12 +224,16 @@ export class LiveChain implements SettlementChain {
       this.#options.logger.fatal({ vault: this.vaultAddress }, 'the vault is frozen: the ledger can no longer settle; holders claim from the vault');
     this.#frozen = frozen;
     if (block === undefined) return 'unchecked';
-    const [reserve, paidOut] = await Promise.all([this.#vault.read('reserve', [], block), this.#vault.read('totalPaidOut', [], block)]);
-    const check = checkReserve({ block, reserve, paidOut }, await readLedgerTotals(this.#options.db));
+    const [reserve, paidOut, tokens] = await Promise.all([
+      this.#vault.read('reserve', [], block),
+      this.#vault.read('totalPaidOut', [], block),
+      this.#vaultTokens(block),
+    ]);
+    const check = checkReserve({ block, reserve, paidOut, tokens }, await readLedgerTotals(this.#options.db));
     this.#lastCheck = check;
     const alreadyRaised = this.#reserve.alarm !== undefined;
     const verdict = this.#reserve.observe(check);
-    if (verdict === 'doubt') this.#options.logger.warn({ check }, 'supply and reserve disagree: reading the chain again before raising the alarm');
+    if (verdict === 'doubt') this.#options.logger.warn({ check }, `${reserveProblem(check)}: reading the chain again before raising the alarm`);
     if (verdict === 'alarm' && !alreadyRaised) this.#options.logger.fatal({ check }, `${this.#reserve.alarm}; deposits are no longer credited`);
     return verdict;
   }
@@ -244,21 +248,37 @@ export class LiveChain implements SettlementChain {
     return this.#reserve.alarm ?? this.#watcher.alarm ?? this.#anchoring.stuck ?? (this.#frozen ? 'the vault is frozen' : undefined);
   }
 
+  /** The reserve token's balance of the vault (at the latest block without one). */
+  #vaultTokens(block?: bigint): Promise<bigint> {
+    return this.node.client.readContract({
+      address: this.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'balanceOf',
+      args: [this.vaultAddress],
+      ...(block === undefined ? {} : { blockNumber: block }),
+    });
+  }
+
   async supply(): Promise<SupplyView> {
     const totals = await readLedgerTotals(this.#options.db);
-    const [reserve, paidOut] = await Promise.all([this.#vault.read('reserve', []), this.#vault.read('totalPaidOut', [])]);
+    const [reserve, paidOut, tokens] = await Promise.all([this.#vault.read('reserve', []), this.#vault.read('totalPaidOut', []), this.#vaultTokens()]);
     const supply = totals.available + totals.held;
     const inFlight = totals.withdrawn - paidOut;
     // Deposits in the vault not yet credited (waiting for confirmations, or unclaimed) explain any surplus.
     const uncredited = reserve - supply - inFlight;
+    // Before the first exact check (a quiet chain not yet past the vault's block with enough confirmations), a ledger
+    // that owes nothing is reserved by nothing.
+    const owesNothing = supply === 0n && totals.withdrawn === 0n && totals.unclaimed === 0n;
+    const checked = this.#lastCheck === undefined ? owesNothing : this.#lastCheck.ok;
     return {
       supply: formatAmount(supply),
       available: formatAmount(totals.available),
       held: formatAmount(totals.held),
       reserve: formatAmount(reserve),
-      fully_reserved: this.#lastCheck?.ok === true && this.#reserve.alarm === undefined && uncredited >= 0n,
+      fully_reserved: checked && this.#reserve.alarm === undefined && uncredited >= 0n && tokens >= reserve,
       chain_id: this.chainId,
       vault_address: this.vaultAddress,
+      vault_tokens: formatAmount(tokens),
       in_flight_withdrawals: formatAmount(inFlight < 0n ? 0n : inFlight),
       uncredited_deposits: uncredited < 0n ? `-${formatAmount(-uncredited)}` : formatAmount(uncredited),
       last_check: this.#lastCheck ?? null,

@@ -4,8 +4,11 @@ import type { LedgerTotals } from './settlement-chain.ts';
 /** The vault's side of the reserve equation, read at one block. */
 export interface VaultTotals {
   block: bigint;
+  /** What the vault counts as owed: its deposits less its payouts, claims and refunds. */
   reserve: bigint;
   paidOut: bigint;
+  /** The token's `balanceOf(vault)`: what it can actually pay. A token that can seize or burn may cut it unseen by the vault. */
+  tokens: bigint;
 }
 
 export interface ReserveCheck {
@@ -19,28 +22,46 @@ export interface ReserveCheck {
   unclaimed_deposits: string;
   /** What the reserve falls short of (negative: holds more than the ledger accounts for). */
   shortfall: string;
+  /** The vault's token balance, and what it falls short of the reserve it owes (0 when it holds enough). */
+  vault_tokens: string;
+  token_shortfall: string;
 }
 
 /**
  * Fully reserved, checked exactly: at a block through which every vault deposit has been taken in, the vault's
  * reserve must equal the supply plus what is still owed out of it — withdrawals burned but not yet paid, and
  * deposits set aside as unclaimed. Any difference (a credit without a deposit, a deposit credited twice, a payout
- * the ledger never burned, a faucet credit without tokens) shows as a shortfall or a surplus.
+ * the ledger never burned, a faucet credit without tokens) shows as a shortfall or a surplus. And the vault must
+ * hold the tokens for that reserve: its counters see only what goes through it, not tokens a token contract seizes
+ * or burns (more tokens than the reserve is fine: anyone may send some to it without `deposit`).
  */
 export function checkReserve(vault: VaultTotals, ledger: LedgerTotals): ReserveCheck {
   const supply = ledger.available + ledger.held;
   const inFlight = ledger.withdrawn - vault.paidOut;
   const owed = supply + inFlight + ledger.unclaimed;
   const shortfall = owed - vault.reserve;
+  const tokenShortfall = vault.reserve > vault.tokens ? vault.reserve - vault.tokens : 0n;
   return {
-    ok: shortfall === 0n && inFlight >= 0n,
+    ok: shortfall === 0n && inFlight >= 0n && tokenShortfall === 0n,
     block: vault.block.toString(),
     supply: formatAmount(supply),
     reserve: formatAmount(vault.reserve),
     in_flight_withdrawals: signed(inFlight),
     unclaimed_deposits: formatAmount(ledger.unclaimed),
     shortfall: signed(shortfall),
+    vault_tokens: formatAmount(vault.tokens),
+    token_shortfall: formatAmount(tokenShortfall),
   };
+}
+
+/** What a failed check says, for the alarm and the log. */
+export function reserveProblem(check: ReserveCheck): string {
+  const problems: string[] = [];
+  if (check.shortfall !== '0.000000' || check.in_flight_withdrawals.startsWith('-'))
+    problems.push(`supply and reserve disagree at block ${check.block}: shortfall ${check.shortfall}`);
+  if (check.token_shortfall !== '0.000000')
+    problems.push(`the vault holds ${check.vault_tokens} tokens at block ${check.block} but owes ${check.reserve}: tokens left it without a payout`);
+  return problems.join('; ');
 }
 
 const signed = (micros: bigint) => (micros < 0n ? `-${formatAmount(-micros)}` : formatAmount(micros));
@@ -66,7 +87,7 @@ export class ReserveWatch {
       this.#doubting = true;
       return 'doubt';
     }
-    this.alarm = `supply and reserve disagree at block ${check.block}: shortfall ${check.shortfall}`;
+    this.alarm = reserveProblem(check);
     return 'alarm';
   }
 }

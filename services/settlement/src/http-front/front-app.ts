@@ -6,7 +6,7 @@ import { openSseSink } from '@platform/kit/http/sse';
 import type { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { rateClassFor, registerGatedRoutes, serviceName } from '../app.ts';
+import { rateClassFor, registerGatedRoutes, retryAfterOnUnavailable, serviceName } from '../app.ts';
 import type { RateSetting } from '../config.ts';
 import type { Command } from '../ledger/commands.ts';
 import { limits } from '../routes/inputs.ts';
@@ -42,6 +42,7 @@ const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: FrontStreams } {
   const { main, clock } = deps;
   const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy, api: undefined });
+  retryAfterOnUnavailable(app);
   const classify = rateClassFor(deps.transportToken);
   // The buckets live in the sequencer thread, so a client's limit is the same whichever thread took its connection.
   // Relayed requests are counted there by the app that answers them, not here as well.

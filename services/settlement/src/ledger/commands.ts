@@ -95,3 +95,26 @@ export interface CloseCommand {
 export type Command = MovementCommand | CloseCommand;
 
 export type CommandOutcome = { ok: true; data: unknown } | { ok: false; error: ServiceError };
+
+/**
+ * Whether PostgreSQL can store the text as it is: its `text` cannot hold NUL, and a lone surrogate has no UTF-8
+ * (a parameter turns it into U+FFFD, jsonb refuses it). A DID's label (`[^:]+`) and an idempotency key are free text.
+ */
+export function storable(value: string): boolean {
+  return value.isWellFormed() && !value.includes('\u0000');
+}
+
+/**
+ * The first text member of a command the database could not store, or undefined. The routes refuse such text
+ * naming the request's field; the writer checks again before it queues anything, since one command's text in a
+ * group's one statement would otherwise cost the whole group its write.
+ */
+export function unstorableMember(command: Command): string | undefined {
+  for (const name in command) {
+    const value = (command as unknown as Record<string, unknown>)[name];
+    if (typeof value === 'string' && !storable(value)) return name;
+  }
+  if ('idempotency' in command && command.idempotency && !storable(command.idempotency.key)) return 'idempotency_key';
+  if ('nonce' in command && command.nonce && !(storable(command.nonce.did) && storable(command.nonce.nonce))) return 'nonce';
+  return undefined;
+}

@@ -1,6 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
-import { ServiceError } from '@platform/kit/errors';
+import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
@@ -8,12 +8,13 @@ import type { WindowSettings } from '../config.ts';
 import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
 import { type EventIds, readEventIds } from '../stream/event-log.ts';
 import { type BuiltBatch, closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
-import type { CloseCommand, Command, CommandOutcome, MovementCommand } from './commands.ts';
+import { type CloseCommand, type Command, type CommandOutcome, type MovementCommand, unstorableMember } from './commands.ts';
 import { CryptoWorker } from './crypto-worker.ts';
 import { Group, nonceKey } from './group.ts';
 import { isKeyConflict, loadGroupBase, RecentRows, writeGroup, writeRows } from './group-store.ts';
 import type { SequencerKey } from './ledger-key.ts';
 import type { LogView } from './log-view.ts';
+import { ApplyFailure, applyRefusal, databaseRefusal } from './refusals.ts';
 import { batchView } from './views.ts';
 
 type Db = Kysely<SettlementSchema>;
@@ -53,6 +54,8 @@ interface Pending {
 interface Prepared {
   group: Group;
   pending: Pending[];
+  /** Taken alone after a group was refused for what one of its commands carries: it never carries the batch. */
+  isolated: boolean;
   outcomes: CommandOutcome[];
   /** Settles once every receipt of the group is signed (rejects if signing failed): the group is written only then. */
   signed: Promise<void>;
@@ -114,6 +117,10 @@ export class Sequencer {
   readonly #crypto: CryptoWorker;
   /** Commands still to apply with their idempotency keys and nonces read from the database (after a guard refusal). */
   #verifyKeys = 0;
+  /** Commands at the front of the queue to apply and write one at a time: a group with them was refused for one's data. */
+  #isolating = 0;
+  /** When this writer's session last answered (a commit, or the idle check): the lock is known held until then. */
+  #sessionSeenAt = 0;
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -162,6 +169,8 @@ export class Sequencer {
     const halted = command.kind === 'close' || command.kind === 'expire' ? undefined : this.#options.halted?.();
     if (halted !== undefined) throw new ServiceError('conflict', halted, { details: { reason: 'vault_frozen' } });
     if (this.#queue.length >= maxQueued) throw new ServiceError('unavailable', 'the sequencer is saturated; retry shortly', { retryable: true });
+    const unstorable = unstorableMember(command);
+    if (unstorable !== undefined) throw invalidRequest(`${unstorable} must not hold a NUL character or a lone surrogate`, { field: unstorable });
     const outcome = await new Promise<CommandOutcome>((resolve) => {
       this.#queue.push({ command, resolve });
       this.#wake?.();
@@ -217,6 +226,7 @@ export class Sequencer {
     const lastAnchor = await db.selectFrom('batches').select('event_id').orderBy('event_id', 'desc').limit(1).executeTakeFirst();
     this.#lastAnchorId = lastAnchor?.event_id ?? 0n;
     this.#accounts.clear();
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#role = 'sequencer';
     logger.info({ seq: this.committedSize }, 'this instance is the sequencer');
     // Ends the tick loop when this instance stops leading, even if the process goes on as a standby.
@@ -242,10 +252,7 @@ export class Sequencer {
             continue;
           }
           if (!next) {
-            await new Promise<void>((resolve) => {
-              this.#wake = resolve;
-            });
-            this.#wake = undefined;
+            await this.#waitForWork(db);
             continue;
           }
           this.#queue.shift();
@@ -253,11 +260,19 @@ export class Sequencer {
           void (await this.#settle(db, next.command as CloseCommand)).answer.then(next.resolve);
           continue;
         }
+        // One at a time means one at a time: each isolated command is written before the next is applied.
+        if (writing && this.#isolating > 0) {
+          await this.#finish(db, writing);
+          writing = undefined;
+          continue;
+        }
         // Let the requests already read from sockets in this turn of the event loop join the group first. On PGlite
         // the write runs on this thread, and a signature made in place does not wait either: without this, a group
         // would form and commit in the microtasks after each request, one pay per group.
         await new Promise<void>((resolve) => setImmediate(resolve));
         prepared = await this.#prepare(this.#takeGroup(), writing);
+        // Refused before it was written (a read the database refused, a command that threw): taken again one by one.
+        if (!prepared) continue;
         // The previous group's callers are answered while this group's receipts are signed on the crypto worker.
         const committed = writing ? await this.#finish(db, writing, prepared) : true;
         writing = undefined;
@@ -291,6 +306,7 @@ export class Sequencer {
       this.#recentNonces.clear();
       this.#recentHolds.clear();
       this.#verifyKeys = 0;
+      this.#isolating = 0;
       for (const pending of this.#queue.splice(0)) pending.resolve({ ok: false, error: standbyError() });
       this.#wake = undefined;
       leadership.abort();
@@ -304,19 +320,53 @@ export class Sequencer {
     }
   }
 
-  #takeGroup(): Array<Pending & { command: MovementCommand }> {
-    const group: Array<Pending & { command: MovementCommand }> = [];
-    while (group.length < this.#options.maxGroup) {
+  /**
+   * Waits for a command. On PostgreSQL a writer idle for a poll period asks its own session whether it is still
+   * there: a backend that ended (a restart, a failover, pg_terminate_backend) took the lock with it, and nothing
+   * else would tell before the next write failed. The query then fails and the writer steps down, to take the lock
+   * again on a new connection (or stand by when another instance took it) instead of answering its next callers 503.
+   */
+  async #waitForWork(db: Db): Promise<void> {
+    const { clock, database, takeoverPollMs } = this.#options;
+    const woken = new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    });
+    try {
+      if (database.kind === 'pglite') return await woken;
+      for (;;) {
+        const idleFor = clock.now().getTime() - this.#sessionSeenAt;
+        if (idleFor < takeoverPollMs) {
+          const timer = new AbortController();
+          const slept = clock.sleep(takeoverPollMs - idleFor, AbortSignal.any([timer.signal, this.#stop.signal])).then(() => 'slept' as const);
+          const outcome = await Promise.race([woken.then(() => 'woken' as const), slept]);
+          timer.abort();
+          if (outcome === 'woken' || this.#stop.signal.aborted) return;
+          continue;
+        }
+        await sql`select 1`.execute(db);
+        this.#sessionSeenAt = clock.now().getTime();
+      }
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
+  #takeGroup(): { pending: Array<Pending & { command: MovementCommand }>; isolated: boolean } {
+    const isolated = this.#isolating > 0;
+    const pending: Array<Pending & { command: MovementCommand }> = [];
+    while (pending.length < (isolated ? 1 : this.#options.maxGroup)) {
       const next = this.#queue[0];
       if (!next || next.command.kind === 'close') break;
       this.#queue.shift();
-      group.push(next as Pending & { command: MovementCommand });
+      pending.push(next as Pending & { command: MovementCommand });
     }
-    return group;
+    if (isolated) this.#isolating -= pending.length;
+    return { pending, isolated };
   }
 
   /** Reads what the commands touch (through the pool, as the group being written will leave it) and applies them in memory. */
-  async #prepare(pending: Array<Pending & { command: MovementCommand }>, writing?: InFlight): Promise<Prepared> {
+  async #prepare(taken: { pending: Array<Pending & { command: MovementCommand }>; isolated: boolean }, writing?: InFlight): Promise<Prepared | undefined> {
+    const { pending, isolated } = taken;
     const { clock, key, database } = this.#options;
     const now = clock.now();
     if (this.#accounts.size > maxCachedAccounts) this.#accounts.clear();
@@ -337,7 +387,7 @@ export class Sequencer {
           return { ok: true, data: group.apply(command) };
         } catch (error) {
           if (error instanceof ServiceError) return { ok: false, error };
-          throw error;
+          throw new ApplyFailure(error);
         }
       });
       const signed = group.signWith((messages) =>
@@ -347,17 +397,44 @@ export class Sequencer {
       );
       // Awaited by the writer before the group is written, or dropped with the group (a refused write before it).
       signed.catch(() => undefined);
-      return { group, pending, outcomes, signed };
+      return { group, pending, isolated, outcomes, signed };
     } catch (error) {
-      this.#fail(pending);
-      throw error;
+      const refusal = error instanceof ApplyFailure ? applyRefusal() : databaseRefusal(error);
+      if (!refusal) {
+        this.#fail(pending);
+        throw error;
+      }
+      this.#isolate(pending, refusal, error, false);
+      return undefined;
     }
+  }
+
+  /**
+   * A group refused for what one of its commands carries (nothing of it applied): its commands go back to the front
+   * of the queue to be applied and written one at a time, so the others land and only the one at fault is refused.
+   * A command refused on its own hears `refusal`; the writer goes on. `again` sends even a lone command back (its
+   * statement carried the batch too, which may have been the cause).
+   */
+  #isolate(pending: readonly Pending[], refusal: ServiceError, cause: unknown, again: boolean): void {
+    const [only] = pending;
+    if (only && pending.length === 1 && !again) {
+      const log = this.#options.logger;
+      (refusal.status >= 500 ? log.error : log.warn).call(
+        log,
+        { err: cause, command: only.command.kind },
+        'the ledger refused one command for what it carries',
+      );
+      only.resolve({ ok: false, error: refusal });
+      return;
+    }
+    this.#queue.unshift(...pending);
+    this.#isolating += pending.length;
   }
 
   #write(db: Db, prepared: Prepared): InFlight {
     const firstSeq = this.#seq;
     this.#seq = prepared.group.nextSeq;
-    const batch = this.#placeBatch();
+    const batch = prepared.isolated ? undefined : this.#placeBatch();
     const lastReceipt = prepared.group.receipts.at(-1);
     const headId = batch?.event_id ?? (lastReceipt ? this.#ids.transfer(lastReceipt.seq) : undefined);
     const written = writeGroup(db, prepared.group, headId, batch).then(
@@ -388,6 +465,7 @@ export class Sequencer {
     const batch = this.#placeBatch();
     if (!batch) return;
     await writeRows(db, { batches: [batch] }, batch.event_id);
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#batchWritten(batch);
     this.#options.onCommitted?.(batch.event_id);
   }
@@ -401,27 +479,33 @@ export class Sequencer {
   }
 
   /**
-   * Waits for a group's commit, then answers its callers and closes the window if it is due. A failed commit
-   * is not known to be durable: nobody hears "ok" (a retry with the same idempotency_key returns the original
-   * result if it did land), and the writer steps down so the next leader starts from the database.
-   */
-  /**
-   * Waits for a group's commit, answers its callers and closes the window if due. Returns false when the write
-   * was refused by the idempotency guard: then nothing of it landed, and its commands and those of the group
-   * prepared on top of it go back to the front of the queue, to be applied again with their keys read first.
+   * Waits for a group's commit, answers its callers and closes the window if due. Returns false when the statement
+   * was refused (nothing of it landed) and goes again: by the idempotency guard (its commands and those of the group
+   * prepared on top of it go back to the front of the queue, to be applied again with their keys read first), or for
+   * what one command carries (they are applied again one at a time: see #isolate). Any other failed commit is not
+   * known to be durable: nobody hears "ok" (a retry with the same idempotency_key returns the original result if it
+   * did land), and the writer steps down (this throws) so the next leader starts from the database.
    */
   async #finish(db: Db, inflight: InFlight, next?: Prepared): Promise<boolean> {
     const error = await inflight.written;
-    if (error && isKeyConflict(error)) {
+    const refusal = error === undefined || isKeyConflict(error) ? undefined : databaseRefusal(error);
+    if (error && (refusal || isKeyConflict(error))) {
       // Nothing of the statement landed: its batch waits for the next one.
       if (inflight.batch && this.#batch) this.#batch.writing = false;
+      this.#seq = inflight.firstSeq;
+      if (refusal) {
+        if (next) this.#queue.unshift(...next.pending);
+        this.#isolate(inflight.pending, refusal, error, inflight.batch !== undefined);
+        return false;
+      }
       const again = [...inflight.pending, ...(next?.pending ?? [])];
       this.#queue.unshift(...again);
       this.#verifyKeys = again.length;
-      this.#seq = inflight.firstSeq;
+      if (inflight.isolated) this.#isolating += inflight.pending.length;
       return false;
     }
     if (error) throw error;
+    this.#sessionSeenAt = this.#options.clock.now().getTime();
     this.#afterCommit(inflight.group);
     if (inflight.batch) this.#batchWritten(inflight.batch);
     const lastReceipt = inflight.group.receipts.at(-1);

@@ -1,7 +1,9 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import { okSchema } from '@platform/kit/envelope';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { documentSecurity } from '@platform/kit/http/openapi';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import { payoutBindingMessage } from '@platform/kit/payout-binding';
 import { did, evmAddress, hex32, nullable, untyped } from '@platform/kit/wire-schemas';
@@ -154,8 +156,26 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps & { dev: 
   }
 }
 
-/** The operator's door: the chain watcher credits deposits here, idempotent on (tx_hash, log_index). */
+/**
+ * The operator's door: deposits credited by hand (without a live vault), idempotent on (tx_hash, log_index). Its
+ * bearer is checked when the request arrives, before its body is read: without the token, nothing about the body
+ * is told (an empty body is 401, not 400).
+ */
 export function registerOperatorRoutes(app: ServiceApp, deps: RouteDeps & { operatorToken: string }): void {
+  app.register(async (scope) => {
+    const operator = scope.withTypeProvider<TypeBoxTypeProvider>();
+    documentSecurity(operator, 'operatorBearer', { type: 'http', scheme: 'bearer', description: 'SETTLEMENT_OPERATOR_TOKEN' }, () => 'required');
+    operator.addHook('onRequest', async (request) => {
+      if (deps.operatorToken === '') throw new ServiceError('forbidden', 'operator routes are disabled: SETTLEMENT_OPERATOR_TOKEN is not set');
+      const presented = bearerFrom(request);
+      if (presented === undefined || !safeEqual(presented, deps.operatorToken))
+        throw new ServiceError('unauthorized', 'missing or invalid operator token (Authorization: Bearer <token>)');
+    });
+    registerOperatorDeposits(operator, deps);
+  });
+}
+
+function registerOperatorDeposits(app: ServiceApp, deps: RouteDeps): void {
   app.post('/v1/operator/deposits', {
     schema: {
       description: 'Credit an on-chain deposit. A replay of the same event returns the original credit.',
@@ -171,10 +191,6 @@ export function registerOperatorRoutes(app: ServiceApp, deps: RouteDeps & { oper
       response: { 200: okSchema(untyped(MovementResults.deposit)) },
     },
     handler: async (request) => {
-      if (deps.operatorToken === '') throw new ServiceError('forbidden', 'operator routes are disabled: SETTLEMENT_OPERATOR_TOKEN is not set');
-      const presented = bearerFrom(request);
-      if (presented === undefined || !safeEqual(presented, deps.operatorToken))
-        throw new ServiceError('unauthorized', 'missing or invalid operator token (Authorization: Bearer <token>)');
       if (deps.chain.live)
         throw new ServiceError('conflict', 'with a live vault, deposits are credited by its watcher only', { details: { reason: 'chain_watcher' } });
       const did = didInput(request.body.did, 'did');

@@ -3,7 +3,7 @@ import type { Clock } from '@platform/kit/clock';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import { decodeIntent, type IntentPurpose, inspectIntent, intentSigningText, verifyIntent } from '@platform/kit/settlement-intent';
 import type { FastifyRequest } from 'fastify';
-import type { NonceClaim } from '../ledger/commands.ts';
+import { type NonceClaim, storable } from '../ledger/commands.ts';
 
 /** Who authorised a movement, and on what terms when it was a signed intent. */
 export type Authorisation = { via: 'token'; did: string } | { via: 'intent'; did: string; to: string; micros: bigint; ref: string; nonce: NonceClaim };
@@ -12,7 +12,7 @@ export type Authorisation = { via: 'token'; did: string } | { via: 'intent'; did
 export function tokenDid(request: FastifyRequest): string {
   const claims = request.principal;
   if (!claims) throw new ServiceError('unauthorized', 'missing principal token (X-Ledger-Agent header)');
-  const parsed = parseDid(claims.did);
+  const parsed = storable(claims.did) ? parseDid(claims.did) : undefined;
   if (!parsed) throw new ServiceError('unauthorized', 'principal token names a malformed DID');
   return canonicalDid(parsed);
 }
@@ -46,6 +46,9 @@ export async function authorise(
   const options = { now: clock.now(), expectedPurpose: purpose };
   const verified = verifier ? inspectIntent(signed, options) : verifyIntent(signed, options);
   if (!verified.ok) throw refused(`intent refused: ${verified.reason}`);
+  // The kit checks the DIDs' form only; a label is free text, and the ledger stores both DIDs.
+  for (const field of ['from', 'to'] as const)
+    if (!storable(verified.intent[field])) throw refused(`intent refused: intent.${field} holds a NUL character or a lone surrogate`);
   if (verifier) {
     // A worker that failed must not fail the movement: the signature is then checked here, as without one.
     const text = intentSigningText(signed.intent);

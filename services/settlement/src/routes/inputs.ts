@@ -3,7 +3,7 @@ import { canonicalHash } from '@platform/kit/canonical-json';
 import { invalidRequest } from '@platform/kit/errors';
 import { parseAmount } from '@platform/kit/money';
 import { Type } from 'typebox';
-import type { IdempotencyClaim } from '../ledger/commands.ts';
+import { type IdempotencyClaim, storable } from '../ledger/commands.ts';
 
 /** Request parsing shared by the routes: one message per mistake, naming the field. */
 
@@ -24,9 +24,15 @@ export const AmountText = Type.String({ maxLength: 40, description: 'Decimal str
 export const IdempotencyKey = Type.String({ minLength: 1, maxLength: limits.idempotencyKeyChars, description: 'Replays return the original result' });
 export const Ref = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '32-byte binding digest, 0x + 64 hex' });
 
+/** Free text a caller gives, refused with 400 naming the field before it reaches a query or the writer's queue. */
+export function textInput(value: string, field: string): string {
+  if (!storable(value)) throw invalidRequest(`${field} must not hold a NUL character or a lone surrogate`, { field });
+  return value;
+}
+
 /** A DID in the ledger's one spelling, or 400 naming the field. */
 export function didInput(value: string, field: string): string {
-  const parsed = parseDid(value);
+  const parsed = parseDid(textInput(value, field));
   if (!parsed) throw invalidRequest(`${field} must be a DID of the form did:platform:<label>:<16 hex characters>`, { field });
   return canonicalDid(parsed);
 }
@@ -52,7 +58,7 @@ export function pageLimit(raw: string | undefined): number {
 /** The key and a hash of the operation with its normalised parameters: the same key with other terms is a 409. */
 export function idempotencyClaim(key: string | undefined, operation: string, parameters: Record<string, unknown>): IdempotencyClaim | undefined {
   if (key === undefined) return undefined;
-  return { key, requestHash: canonicalHash({ operation, ...parameters }) };
+  return { key: textInput(key, 'idempotency_key'), requestHash: canonicalHash({ operation, ...parameters }) };
 }
 
 const uuid = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

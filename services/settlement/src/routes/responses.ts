@@ -132,7 +132,10 @@ export const SupplyView = Type.Object(
     chain_id: Type.Integer(),
     vault_address: nullable(evmAddress()),
   },
-  { additionalProperties: true, description: 'A live chain adds in_flight_withdrawals, uncredited_deposits, last_check and alarm' },
+  {
+    additionalProperties: true,
+    description: 'A live chain adds vault_tokens (the token’s balanceOf the vault), in_flight_withdrawals, uncredited_deposits, last_check and alarm',
+  },
 );
 
 /** What the sequencer answers for each movement (its results are typed `unknown`, hence `untyped`). */
