@@ -78,6 +78,12 @@ for (const engine of testEngines()) {
         assert.equal(raw.json.error.field, 'memories[0].content');
       });
 
+      it('refuses an instant PostgreSQL cannot hold (year 0) as a bad argument, not a database failure', async () => {
+        await refused('search', { query: 'x', created_after: '0000-01-01T00:00:00Z' }, 'created_after');
+        await refused('search', { query: 'x', created_before: '0000-12-31T23:59:59Z' }, 'created_before');
+        await accepted('search', { query: 'x', created_after: '0001-01-01T00:00:00Z' });
+      });
+
       it(`takes ${limits.tagsPerMemory} tags of ${limits.tagChars} characters and refuses a tag more or a character more`, async () => {
         const tags = Array.from({ length: limits.tagsPerMemory }, (_, index) => `t${index}-${'x'.repeat(limits.tagChars - 3 - String(index).length)}`);
         assert.ok(tags.every((tag) => tag.length === limits.tagChars - 1));

@@ -95,6 +95,18 @@ test('NUL and lone surrogates in a body, a query or a path parameter are 400 inv
   assert.deepEqual(seen, [{ emoji: '😀', text: 'ü' }]);
 });
 
+test('a body sent to a route that declares none is 400; to no route at all, 404; an empty object is no body', async () => {
+  const { app } = echoApp();
+  app.post('/bare', { schema: { response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async () => ({ ok: true }));
+  const send = (url: string, payload: string) => app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+  const refused = await send('/bare', '{"reason":"x"}');
+  assert.equal(refused.statusCode, 400);
+  assert.equal(refused.json().error.message, 'POST /bare takes no request body');
+  assert.equal((await send('/bare', '{}')).statusCode, 200);
+  assert.equal((await send('/bare', '')).statusCode, 200);
+  assert.equal((await send('/nowhere', '{"reason":"x\\u0000"}')).statusCode, 404);
+});
+
 test('a body nested past the limit is 400 in the envelope, not a stack overflow', async () => {
   const { app, seen } = echoApp();
   const payload = `{"manifest":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;

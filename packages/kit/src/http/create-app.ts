@@ -105,6 +105,8 @@ export type ServiceApp = ReturnType<typeof createServiceApp>;
  * past the limit, before validation and before any handler, database or shared writer sees them.
  */
 function refuseUnstorableInput(request: FastifyRequest): void {
+  // An unknown route is a 404 whatever was sent: the not-found handler answers it.
+  if (request.is404) return;
   const problem =
     inputProblem(request.params, 'params') ??
     inputProblem(request.query, 'querystring') ??

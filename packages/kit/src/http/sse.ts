@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { validatedByHandler } from '../wire-schemas.ts';
 
 /** Response headers of every server-sent-events stream. */
 export const sseHeaders = {
@@ -58,3 +59,12 @@ export function drained(sink: SseSink, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * The `headers` schema of an event stream's route: the id of the last event a reconnecting client saw, as browsers'
+ * EventSource send it (the route parses it, with the `last_event_id` query parameter as the other spelling).
+ */
+export const lastEventIdHeaders = validatedByHandler({
+  type: 'object',
+  properties: { 'last-event-id': { type: 'string', maxLength: 128, description: 'The id of the last event seen: the stream resumes after it' } },
+});

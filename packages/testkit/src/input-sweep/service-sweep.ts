@@ -11,8 +11,8 @@ export interface ServiceSweep extends Omit<SweepOptions, 'url' | 'credentials' |
   credentials(service: ServiceProcess): Promise<SweepOptions['credentials']>;
   /** Valid values by name, made on the running service (an alarm that exists, a DID it knows). */
   samples?(service: ServiceProcess, credentials: SweepOptions['credentials']): Promise<SweepOptions['samples']>;
-  /** The listener to sweep when the service has more than one (the router's internal one): its URL from the running service. */
-  listener?(service: ServiceProcess): string;
+  /** The listeners to sweep when the service has more than one (the router's public and internal ones); its first by default. */
+  listeners?(service: ServiceProcess): string[];
   startOptions?: Parameters<typeof startServiceProcess>[2];
 }
 
@@ -30,16 +30,18 @@ export function sweepServiceTests(name: string, sweep: ServiceSweep): void {
       try {
         const credentials = await sweep.credentials(service);
         const samples = (await sweep.samples?.(service, credentials)) ?? {};
-        const report = await sweepService({
-          ...sweep,
-          url: sweep.listener?.(service) ?? service.url,
-          credentials,
-          samples,
-          alive: () => service.process.exitCode === null && service.process.signalCode === null,
-        });
-        context.diagnostic(`${report.requests} requests to ${report.operations} operations`);
-        assert.ok(report.requests > report.operations, `the sweep sent ${report.requests} requests to ${report.operations} operations`);
-        assert.deepEqual(formatFindings(report), []);
+        for (const url of sweep.listeners?.(service) ?? [service.url]) {
+          const report = await sweepService({
+            ...sweep,
+            url,
+            credentials,
+            samples,
+            alive: () => service.process.exitCode === null && service.process.signalCode === null,
+          });
+          context.diagnostic(`${url}: ${report.requests} requests to ${report.operations} operations`);
+          assert.ok(report.requests > report.operations, `the sweep sent ${report.requests} requests to ${report.operations} operations`);
+          assert.deepEqual(formatFindings(report), []);
+        }
         assert.deepEqual(service.logs.filter((line) => /"level":(50|60)/.test(line)).slice(0, 5), [], 'the service logged errors during the sweep');
       } finally {
         await service.stop();

@@ -119,7 +119,7 @@ async function send(base: string, sent: SweepCase, timeoutMs: number): Promise<A
     });
     const contentType = String(response.headers['content-type'] ?? '');
     // A stream or a page is not read: its head is the answer (a stream would never end).
-    const readBody = response.statusCode >= 400 || contentType.startsWith('application/json');
+    const readBody = sent.method !== 'HEAD' && (response.statusCode >= 400 || contentType.startsWith('application/json'));
     const text = readBody ? await response.body.text() : undefined;
     if (!readBody) response.body.on('error', () => {}).destroy();
     return { status: response.statusCode, contentType, text };

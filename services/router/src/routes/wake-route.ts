@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseDid } from '@platform/kit/auth/did';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { validatedByHandler } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import { requireBearer } from './admin-routes.ts';
 import { withRetryAfter } from './authenticate.ts';
@@ -40,6 +41,12 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
       schema: {
         description: 'Delivers a scheduler wake to the user’s daemon; answers as the daemon did (202 taken, 200 a repeat).',
         body: wakeBody,
+        // Checked by the handler (its 400 names what the scheduler sends), passed on to the daemon's /wake.
+        headers: validatedByHandler(
+          Type.Object({
+            'idempotency-key': Type.String({ maxLength: 256, description: 'The wake’s key: <alarm_id>:<scheduled_for>, as the scheduler sends it' }),
+          }),
+        ),
         // The daemon's answer goes on as it came (text), whatever its status: described, never serialised here.
         response: { default: daemonWakeAnswer },
       },

@@ -2,7 +2,7 @@ import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
 import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
 import { rateLimit, type TakeResult } from '@platform/kit/http/rate-limit';
-import { openSseSink } from '@platform/kit/http/sse';
+import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
 import type { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -101,7 +101,7 @@ function registerRelay(app: ServiceApp, main: PortRpc): void {
 function registerStreamRelay(app: ServiceApp, streams: FrontStreams): void {
   app.get<{ Querystring: { last_event_id?: string } }>(
     '/v1/stream',
-    { schema: { querystring: { type: 'object', properties: { last_event_id: { type: 'string' } } } } },
+    { schema: { querystring: { type: 'object', properties: { last_event_id: { type: 'string', maxLength: 128 } } }, headers: lastEventIdHeaders } },
     async (request, reply) => {
       const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.last_event_id);
       await streams.open(reply, lastEventId);

@@ -1,5 +1,5 @@
 import { invalidRequest } from '@platform/kit/errors';
-import { openSseSink } from '@platform/kit/http/sse';
+import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
 import { nonJsonResponse } from '@platform/kit/wire-schemas';
 import type { FastifyInstance } from 'fastify';
 import type { EventHub } from './event-hub.ts';
@@ -33,7 +33,8 @@ export function registerStreamRoute(app: FastifyInstance, deps: { hub: EventHub 
     {
       schema: {
         description: 'The public stream of transfer and anchor events (SSE); Last-Event-ID resumes after an event.',
-        querystring: { type: 'object', properties: { last_event_id: { type: 'string' } } },
+        querystring: { type: 'object', properties: { last_event_id: { type: 'string', maxLength: 128 } } },
+        headers: lastEventIdHeaders,
         response: { 200: nonJsonResponse('text/event-stream', 'One `transfer` or `anchor` event per message, its id the event id') },
       },
     },
