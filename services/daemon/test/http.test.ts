@@ -85,7 +85,7 @@ describe('the HTTP surface: bearer, envelope, limits', () => {
       ['POST', '/messages/async', { body: { prose: 'x', extra: true } }, 400, /additional properties/],
       ['POST', '/messages/async', { body: { prose: '' } }, 400, /fewer than 1 characters/],
       ['POST', '/messages/async', { body: { prose: 'x', strategy: 'shout' } }, 400, /strategy/],
-      ['POST', '/messages/async', { body: { prose: 'null \u0000 byte' } }, 400, /must match pattern/],
+      ['POST', '/messages/async', { body: { prose: 'null \u0000 byte' } }, 400, /prose must not contain NUL/],
       ['GET', '/messages/async/not-an-id', {}, 400, /must match pattern/],
       ['GET', `/messages/async/${someId}`, {}, 404, /no intent/],
       ['GET', `/intents/${someId}`, {}, 404, /no intent/],
