@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
@@ -133,8 +133,10 @@ describe('platform delegate and platform journal verify against a daemon process
 
     // Tamper with copies: an edited body, a missing envelope.
     const journal = join(daemon.dataDir, 'journal');
-    const [first] = readdirSync(journal);
-    const folder = join(journal, first as string);
+    // An intent that was planned (the timed-out one was cancelled in planning and has no plan).
+    const folder = readdirSync(journal)
+      .map((name) => join(journal, name))
+      .find((path) => existsSync(join(path, '3-intent.planned.json'))) as string;
     const edited = join(folder, '3-intent.planned.json');
     const original = readFileSync(edited, 'utf8');
     try {
