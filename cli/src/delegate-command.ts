@@ -1,7 +1,9 @@
 import { createInterface } from 'node:readline';
-import { DaemonClient } from '@platform/client/daemon-client';
+import { DaemonClient, DaemonUnreachableError, shownUrl } from '@platform/client/daemon-client';
 import { type Approver, DelegationError, delegate } from '@platform/client/delegate';
 import { defaultGateOptions, isDenial } from '@platform/client/gate-options';
+import { ServiceCallError } from '@platform/client/service-session';
+import { describeFailure } from './agent/command-output.ts';
 
 /** Asks the person at each gate on the terminal (or reads answers line by line from a pipe). */
 function terminalApprover(): { approver: Approver; close: () => void } {
@@ -36,24 +38,38 @@ function terminalApprover(): { approver: Approver; close: () => void } {
   return { approver, close: () => lines.close() };
 }
 
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Where the daemon listens under `platform up`, for the hint when nothing answers. */
+const whereDaemonsListen = 'http://127.0.0.1:8443 through the router, http://127.0.0.1:8080 for the daemon itself';
+/** How to get a bearer the daemon takes, for the hint when it refuses one. */
+const howToGetAToken =
+  'through the router, export PLATFORM_DAEMON_TOKEN=$(npx platform token) (a token lasts an hour); for the daemon itself, $(npx platform secret PLATFORM_DAEMON_TOKEN)';
+
 /**
  * `platform delegate "<prose>"`: hands the prose to the daemon at DAEMON_URL (default http://127.0.0.1:8080, bearer
  * PLATFORM_DAEMON_TOKEN), prints progress to stderr, asks at each gate, and prints the answer on stdout.
- * Exit 0 with an answer; 1 when the intent failed, was cancelled, needs more detail or timed out; 2 for a usage error.
+ * Exit 0 with an answer; 1 when the intent failed, was cancelled, needs more detail or timed out, or the daemon could
+ * not be reached or refused the token (each saying which setting to change); 2 for a usage error.
  */
-export async function delegateCommand(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export async function delegateCommand(args: readonly string[], env: Env): Promise<number> {
   let url = env.DAEMON_URL || 'http://127.0.0.1:8080';
   let timeoutSeconds = 1800;
   const words: string[] = [];
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] as string;
     if (arg === '--url' && args[index + 1]) url = args[++index] as string;
-    else if (arg === '--timeout' && /^\d+$/.test(args[index + 1] ?? '')) timeoutSeconds = Number(args[++index]);
-    else if (arg.startsWith('--')) return usage(`unknown option ${arg}`);
+    else if (arg === '--timeout') {
+      const seconds = args[++index] ?? '';
+      timeoutSeconds = /^\d+(\.\d+)?$/.test(seconds) ? Number(seconds) : 0;
+      if (timeoutSeconds <= 0) return usage('--timeout takes the longest wait in seconds, like 90 or 1.5');
+    } else if (arg.startsWith('--')) return usage(`unknown option ${arg}`);
     else words.push(arg);
   }
   const prose = words.join(' ').trim();
   if (prose === '') return usage('delegate takes the request as its argument: platform delegate "pay Bob 5 for lunch"');
+  if (!/^https?:$/.test(URL.parse(url)?.protocol ?? ''))
+    return usage(`DAEMON_URL (or --url) must be the daemon's http(s) address, like ${whereDaemonsListen}; got ${shownUrl(url)}`);
   const client = new DaemonClient({ baseUrl: url, ...(env.PLATFORM_DAEMON_TOKEN ? { token: env.PLATFORM_DAEMON_TOKEN } : {}) });
   const terminal = terminalApprover();
   try {
@@ -71,15 +87,22 @@ export async function delegateCommand(args: readonly string[], env: Readonly<Rec
     console.log(answer);
     return 0;
   } catch (error) {
-    if (error instanceof DelegationError) {
-      console.error(`platform delegate: ${error.kind}: ${error.message}`);
-      return 1;
-    }
-    console.error(`platform delegate: ${(error as Error).message}`);
+    console.error(`platform delegate: ${failureLine(error, url, env)}`);
     return 1;
   } finally {
     terminal.close();
   }
+}
+
+/** One line for why the delegation ended without an answer, naming the setting to change when it is one of ours. */
+function failureLine(error: unknown, url: string, env: Env): string {
+  if (error instanceof DelegationError) return `${error.kind}: ${error.message}`;
+  if (error instanceof DaemonUnreachableError) return `${error.message}: is it running? DAEMON_URL (or --url) says where it listens: ${whereDaemonsListen}`;
+  if (error instanceof ServiceCallError && error.status === 401) {
+    const token = env.PLATFORM_DAEMON_TOKEN ? 'refused the token in PLATFORM_DAEMON_TOKEN' : 'wants a token and PLATFORM_DAEMON_TOKEN is not set';
+    return `the daemon at ${shownUrl(url)} ${token} (${error.message}); set PLATFORM_DAEMON_TOKEN: ${howToGetAToken}`;
+  }
+  return describeFailure(error, { service: 'the daemon', url: shownUrl(url) }).line;
 }
 
 function usage(problem: string): number {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
 import { DaemonClient } from '@platform/client/daemon-client';
+import { freePort } from '@platform/kit/free-port';
 import { compiled, gatedPlan, railScript } from '@platform/testkit/rail-script';
 import { runPlatform } from '@platform/testkit/run-command';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
@@ -48,11 +49,68 @@ describe('platform delegate and platform journal verify against a daemon process
     const gate = (await client.intent(id)).state.gates[0];
     assert.deepEqual([gate.status, gate.answered_by], ['denied', 'user']);
 
-    const refused = await platform(['delegate', 'x'], { env: { DAEMON_URL: daemon.url, PLATFORM_DAEMON_TOKEN: 'wrong' } });
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /401 unauthorized: invalid transport bearer/);
     const empty = await platform(['delegate'], { env: { DAEMON_URL: daemon.url } });
     assert.equal(empty.code, 2);
+  });
+
+  test('delegate names the setting to change: a wrong or missing token, a daemon that does not answer, a bad address or timeout', async () => {
+    const refused = await platform(['delegate', 'x'], { env: { DAEMON_URL: daemon.url, PLATFORM_DAEMON_TOKEN: 'wrong' } });
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr.trim(),
+      `platform delegate: the daemon at ${daemon.url} refused the token in PLATFORM_DAEMON_TOKEN (401 unauthorized: invalid transport bearer); ` +
+        'set PLATFORM_DAEMON_TOKEN: through the router, export PLATFORM_DAEMON_TOKEN=$(npx platform token) (a token lasts an hour); ' +
+        'for the daemon itself, $(npx platform secret PLATFORM_DAEMON_TOKEN)',
+    );
+    assert.ok(!refused.stderr.includes('wrong'), 'the token is not echoed');
+    const unset = await platform(['delegate', 'x'], { env: { DAEMON_URL: daemon.url } });
+    assert.equal(unset.code, 1);
+    assert.match(
+      unset.stderr,
+      /the daemon at \S+ wants a token and PLATFORM_DAEMON_TOKEN is not set \(401 unauthorized: missing transport bearer.*\); set PLATFORM_DAEMON_TOKEN: .*npx platform token/,
+    );
+
+    // Nothing listens on a port just found free.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = await platform(['delegate', 'x'], { env: { DAEMON_URL: nowhere, PLATFORM_DAEMON_TOKEN: token } });
+    assert.equal(unreachable.code, 1);
+    assert.match(
+      unreachable.stderr,
+      new RegExp(
+        `^platform delegate: the daemon at ${nowhere} did not answer \\(connect ECONNREFUSED [^)]+\\): is it running\\? DAEMON_URL \\(or --url\\) says where it listens: http://127\\.0\\.0\\.1:8443 through the router`,
+      ),
+    );
+    const withCredentials = await platform(['delegate', 'x'], { env: { DAEMON_URL: nowhere.replace('//', '//me:secret@'), PLATFORM_DAEMON_TOKEN: token } });
+    assert.match(withCredentials.stderr, new RegExp(`the daemon at ${nowhere} did not answer`), 'the address without its password');
+
+    const noScheme = await platform(['delegate', 'x'], { env: { DAEMON_URL: '127.0.0.1:8080' } });
+    assert.equal(noScheme.code, 2);
+    assert.match(noScheme.stderr, /DAEMON_URL \(or --url\) must be the daemon's http\(s\) address/);
+    const badTimeout = await platform(['delegate', '--timeout', 'soon', 'x'], { env: { DAEMON_URL: daemon.url } });
+    assert.deepEqual([badTimeout.code, badTimeout.stderr.trim()], [2, 'platform delegate: --timeout takes the longest wait in seconds, like 90 or 1.5']);
+  });
+
+  test('delegate --timeout 1.5 reports the wait it was given (the intent held in planning, so it cannot finish first)', async () => {
+    const stages = railScript({
+      compile: compiled('send the invoice'),
+      plans: [gatedPlan('Send the invoice?', ['send', 'hold'])],
+      answer: 'The invoice went out.',
+    });
+    const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+    model.setScript(async (request) => {
+      if (request.schemaName === 'plan') await hold;
+      return stages(request);
+    });
+    try {
+      const run = await platform(['delegate', '--timeout', '1.5', 'send the invoice'], { env: { DAEMON_URL: daemon.url, PLATFORM_DAEMON_TOKEN: token } });
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /^platform delegate: timeout: the delegated task did not finish within 1\.5 s$/m);
+      const id = /intent ([0-9a-f]{64})/.exec(run.stderr)?.[1] as string;
+      await new DaemonClient({ baseUrl: daemon.url, token }).cancel(id);
+    } finally {
+      release();
+      model.setScript(stages);
+    }
   });
 
   test('journal verify passes a real journal and names the first bad envelope of a tampered one', async () => {
@@ -75,8 +133,10 @@ describe('platform delegate and platform journal verify against a daemon process
 
     // Tamper with copies: an edited body, a missing envelope.
     const journal = join(daemon.dataDir, 'journal');
-    const [first] = readdirSync(journal);
-    const folder = join(journal, first as string);
+    // An intent that was planned (the timed-out one was cancelled in planning and has no plan).
+    const folder = readdirSync(journal)
+      .map((name) => join(journal, name))
+      .find((path) => existsSync(join(path, '3-intent.planned.json'))) as string;
     const edited = join(folder, '3-intent.planned.json');
     const original = readFileSync(edited, 'utf8');
     try {

@@ -34,8 +34,38 @@ export interface DaemonEvent {
 }
 
 /**
+ * The daemon did not answer at all: nothing listens at its address, the name does not resolve, the connection was
+ * reset. The message names the address (without credentials) and what the network said, where fetch says only
+ * "fetch failed".
+ */
+export class DaemonUnreachableError extends Error {
+  override readonly name = 'DaemonUnreachableError';
+  /** The daemon's address as configured, without user, password or query. */
+  readonly url: string;
+  constructor(url: string, failure: unknown) {
+    const cause = (failure as { cause?: { message?: string; code?: string } }).cause;
+    super(`the daemon at ${url} did not answer (${cause?.message || cause?.code || (failure as Error).message})`, { cause: failure });
+    this.url = url;
+  }
+}
+
+/** An address fit to print: a URL's user, password and query may hold secrets. */
+export function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}
+
+/**
  * The daemon's HTTP API, for a client that delegates to it: submit prose, read status and gates, answer, cancel,
- * and the live events. Every call carries `Authorization: Bearer <PLATFORM_DAEMON_TOKEN>` when a token is given.
+ * and the live events. Every call carries `Authorization: Bearer <PLATFORM_DAEMON_TOKEN>` when a token is given. A
+ * daemon that does not answer at all is a DaemonUnreachableError; a refusal is the ServiceCallError of its envelope.
  *
  * @example const daemon = new DaemonClient({ baseUrl: 'http://127.0.0.1:8080', token }); const { intent_id } = await daemon.submit('pay Bob 5')
  */
@@ -82,7 +112,7 @@ export class DaemonClient {
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     const query = options.intentId ? `?intent_id=${options.intentId}` : '';
-    const response = await this.#fetch(`${this.baseUrl}/events${query}`, { headers, ...(options.signal ? { signal: options.signal } : {}) });
+    const response = await this.#send(`/events${query}`, { headers, ...(options.signal ? { signal: options.signal } : {}) });
     if (!response.ok || response.body === null) await readEnvelope(response);
     if (response.body === null) return;
     for await (const event of readServerEvents(response.body)) yield parsed(event);
@@ -92,8 +122,18 @@ export class DaemonClient {
     const headers: Record<string, string> = {};
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await this.#send(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return readEnvelope<T>(response);
+  }
+
+  async #send(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.#fetch(`${this.baseUrl}${path}`, init);
+    } catch (error) {
+      // fetch rejects with a TypeError when no answer came (an abort is a DOMException and stays one).
+      if (error instanceof TypeError) throw new DaemonUnreachableError(shownUrl(this.baseUrl), error);
+      throw error;
+    }
   }
 }
 

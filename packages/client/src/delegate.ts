@@ -121,9 +121,7 @@ export async function follow(client: DaemonClient, intentId: string, options: De
     streamLoop(client, intentId, options, stop.signal, gates, judge, clock),
     pollLoop(client, intentId, options.pollIntervalMs ?? 1_500, stop.signal, gates, finish, clock),
     clock.sleep(options.maxWaitMs ?? 30 * 60_000, stop.signal).then(() => {
-      finish({
-        error: new DelegationError('timeout', intentId, `the delegated task did not finish within ${Math.round((options.maxWaitMs ?? 1_800_000) / 1000)} s`),
-      });
+      finish({ error: new DelegationError('timeout', intentId, `the delegated task did not finish within ${secondsOf(options.maxWaitMs ?? 1_800_000)} s`) });
     }),
   ];
   try {
@@ -133,6 +131,11 @@ export async function follow(client: DaemonClient, intentId: string, options: De
     await Promise.allSettled(watchers);
     await gates.settled();
   }
+}
+
+/** A wait in seconds as a person set it: 1.5 stays 1.5, never rounded to a wait that did not happen. */
+function secondsOf(ms: number): string {
+  return String(Number((ms / 1000).toFixed(3)));
 }
 
 /** Answers each gate at most once from this client, and not at all when another client claimed it. */
@@ -179,6 +182,8 @@ class GateHandler {
   }
 }
 
+const terminalEvents: ReadonlySet<string> = new Set(['intent.attest', 'intent.fail', 'intent.cancel']);
+
 async function streamLoop(
   client: DaemonClient,
   intentId: string,
@@ -195,9 +200,18 @@ async function streamLoop(
       for await (const event of client.events({ intentId, ...(lastEventId === undefined ? {} : { lastEventId }), signal })) {
         if (event.id !== undefined) lastEventId = event.id;
         options.onEvent?.(event);
-        if (event.event === 'snapshot') for (const gate of event.data.pending_gates ?? []) gates.handle(gate);
+        if (event.event === 'snapshot') {
+          // An intent that has already ended: its stream is the snapshot and nothing more, so the outcome is now.
+          if (terminalStatuses.has(event.data.status)) {
+            await judge();
+            return;
+          }
+          for (const gate of event.data.pending_gates ?? []) gates.handle(gate);
+          // Every connection opens with a snapshot: only an event after it shows the stream working again.
+          continue;
+        }
         if (event.event === 'gate.invoked') gates.handle(event.data.envelope.body);
-        if (event.event === 'intent.attest' || event.event === 'intent.fail' || event.event === 'intent.cancel') {
+        if (terminalEvents.has(event.event)) {
           await judge();
           return;
         }

@@ -25,18 +25,24 @@ function script(options: { compile?: object; plan?: object; answer?: string; hol
 
 const approveAll: Approver = async (gate) => ({ approved: true, answer: gate.options[0] ?? 'yes' });
 
-/** A fetch that counts requests in flight and can cut or hold the event stream. */
-function instrumentedFetch(hooks: { onEvents?: (attempt: number, headers: Headers) => Promise<void> | 'fail' | undefined } = {}) {
+/**
+ * A fetch that logs and counts requests in flight and can cut, hold or stand in for the event stream (`onEvents`
+ * answering a Response is the stream).
+ */
+function instrumentedFetch(hooks: { onEvents?: (attempt: number, headers: Headers) => Promise<void> | Response | 'fail' | undefined } = {}) {
   let inFlight = 0;
   let eventsAttempts = 0;
   const eventHeaders: Headers[] = [];
+  const requests: string[] = [];
   const wrapped: typeof fetch = async (input, init) => {
     const url = String(input);
+    requests.push(`${init?.method ?? 'GET'} ${new URL(url).pathname}`);
     if (url.includes('/events')) {
       const headers = new Headers(init?.headers);
       eventHeaders.push(headers);
       const hook = hooks.onEvents?.(++eventsAttempts, headers);
       if (hook === 'fail') throw new TypeError('fetch failed: the stream is unreachable');
+      if (hook instanceof Response) return hook;
       await hook;
       return fetch(input, init);
     }
@@ -50,6 +56,7 @@ function instrumentedFetch(hooks: { onEvents?: (attempt: number, headers: Header
   return {
     fetch: wrapped,
     eventHeaders,
+    requests,
     get inFlight() {
       return inFlight;
     },
@@ -216,6 +223,56 @@ describe('the delegation client against a real daemon process', () => {
     }
     assert.equal(await outcome, 'All done.');
     assert.equal(instrumented.eventHeaders.length, 3, 'one subscribe and two reconnects, then polling');
+  });
+
+  test('following an intent that has already ended answers at once: its snapshot, one status read, no poll or reconnect', async () => {
+    let id = '';
+    assert.equal(await delegate(client, 'done before anyone follows', { approver: approveAll, onSubmitted: (intentId) => (id = intentId) }), 'All done.');
+    const counted = instrumentedFetch();
+    let outcome: string | undefined;
+    // The clock never moves: an outcome that waited for a poll interval or a reconnect's backoff would never come.
+    void follow(new DaemonClient({ baseUrl: daemon.url, token, fetch: counted.fetch }), id, { clock: new ManualClock() }).then((answer) => {
+      outcome = answer;
+    });
+    await eventually(() => outcome !== undefined, 'the outcome without the clock moving');
+    assert.equal(outcome, 'All done.');
+    assert.deepEqual(counted.requests, ['GET /events', `GET /messages/async/${id}`]);
+  });
+
+  test('a stream that ends after its snapshot again and again is reconnected with growing backoff, not every 250 ms', async () => {
+    const { intent_id: id } = await client.submit('a stream that keeps closing');
+    const snapshot = `id: 3\nevent: snapshot\ndata: ${JSON.stringify({ intent_id: id, status: 'executing', last_seq: 3, pending_gates: [] })}\n\n`;
+    const closing = instrumentedFetch({ onEvents: () => new Response(snapshot, { headers: { 'content-type': 'text/event-stream' } }) });
+    const time = new ManualClock();
+    const backoffs: number[] = [];
+    // The first backoffs under the 1.5 s poll interval pass at once; the rest, the polls and the maximum wait wait on
+    // the manual clock.
+    const clock = {
+      now: () => time.now(),
+      sleep: (ms: number, signal?: AbortSignal) => {
+        const backoff = ms !== 1_500 && ms < 60_000;
+        if (backoff) backoffs.push(ms);
+        return backoff && ms < 1_500 && backoffs.length <= 6 ? Promise.resolve() : time.sleep(ms, signal);
+      },
+    };
+    const outcome = follow(new DaemonClient({ baseUrl: daemon.url, token, fetch: closing.fetch }), id, { approver: approveAll, clock, maxStreamReconnects: 3 });
+    try {
+      await eventually(() => backoffs.length >= 4, 'the stream given up on');
+      assert.deepEqual(backoffs, [250, 500, 1_000, 2_000]);
+      assert.equal(closing.eventHeaders.length, 4, 'one subscribe and three reconnects');
+      assert.equal(closing.eventHeaders[1]?.get('last-event-id'), '3', 'each resuming from the snapshot');
+      // The polls drive it from here: they answer its gate, then see it complete.
+      while ((await client.status(id)).status !== 'completed') {
+        await eventually(() => closing.inFlight === 0, 'the poll answered', 20_000);
+        time.advance(1_500);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      time.advance(1_500);
+      assert.equal(await outcome, 'All done.');
+    } finally {
+      // Whatever happened, the daemon's one walk is free for the next tests.
+      await client.cancel(id).catch(() => {});
+    }
   });
 
   test('two clients on one intent answer its gate once', async () => {

@@ -4,7 +4,7 @@ import { measureFanOut } from './fan-out.ts';
 import { measureAppends } from './journal-appends.ts';
 import { startModelProcess } from './model-process.ts';
 import { measureRail } from './rail-runs.ts';
-import { measureStarts } from './start-and-memory.ts';
+import { idleMemoryVerdict, measureStarts } from './start-and-memory.ts';
 
 /*
  * `npm run bench -w services/daemon`: start-to-ready and idle memory of a daemon process, the rail's own overhead per
@@ -33,6 +33,8 @@ for (const [name, figures] of [
     `| ${name} | ${fixed(figures.readyMs, 0)} | ${fixed(figures.maxReadyMs, 0)} | ${fixed(figures.rssMb)} | ${fixed(figures.maxRssMb)} | ${fixed(figures.privateMb)} |`,
   );
 console.log(`bundle/sources: ready ${ratio(starts.bundle.readyMs, starts.source.readyMs)}, RSS ${ratio(starts.bundle.rssMb, starts.source.rssMb)}`);
+const idleMemory = idleMemoryVerdict(starts.bundle, runs);
+console.log(idleMemory.line);
 
 const model = await startModelProcess();
 try {
@@ -80,4 +82,6 @@ try {
 } finally {
   model.kill();
 }
-process.exit(0);
+// Over the bound the run fails, its reason the last line printed.
+if (!idleMemory.ok) console.error(`\n${idleMemory.line}`);
+process.exit(idleMemory.ok ? 0 : 1);

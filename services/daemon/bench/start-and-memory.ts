@@ -20,7 +20,22 @@ export interface StartSample {
 
 const sourceEntry = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 
-function memoryOf(pid: number): { rssMb: number; privateMb: number } {
+/** The most an idle daemon (the bundle, as the router starts one per user) may hold resident. */
+export const idleRssBoundMb = 80;
+
+/**
+ * The bench's judgement of the bundle's idle memory: the median of the starts against the bound. `ok` false fails the
+ * run (the bench exits 1 with this line last).
+ */
+export function idleMemoryVerdict(bundle: { rssMb: number; maxRssMb: number }, starts: number): { ok: boolean; line: string } {
+  const figures = `${bundle.rssMb.toFixed(1)} MB resident (median of ${starts} starts, max ${bundle.maxRssMb.toFixed(1)} MB)`;
+  return bundle.rssMb < idleRssBoundMb
+    ? { ok: true, line: `idle memory: ok, the bundle idles at ${figures}, under the ${idleRssBoundMb} MB bound` }
+    : { ok: false, line: `FAIL idle memory: the bundle idles at ${figures}, over the ${idleRssBoundMb} MB bound` };
+}
+
+/** Resident MB of a process, and its RSS without the node executable's own pages. */
+export function memoryOf(pid: number): { rssMb: number; privateMb: number } {
   const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
   let executable = 0;
   let mapping = '';

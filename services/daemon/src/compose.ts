@@ -15,6 +15,7 @@ import { IntentBook } from './intents/intent-book.ts';
 import { IntentRunner } from './intents/intent-runner.ts';
 import { recoverUnfinished } from './intents/recovery.ts';
 import { JournalStore } from './journal/journal-store.ts';
+import type { DeferredSchemas } from './lazy-schemas.ts';
 import { ModelClient } from './llm/model-client.ts';
 import type { RailContext } from './rail/rail-context.ts';
 import { providersFor, ToolCatalogue } from './tools/tool-catalogue.ts';
@@ -23,7 +24,9 @@ import { WakeInbox } from './wake/wake-inbox.ts';
 const wakePurgeIntervalMs = 6 * 3600 * 1000;
 
 export interface ComposedDaemon {
-  app: ReturnType<typeof buildApp>;
+  app: ReturnType<typeof buildApp>['app'];
+  /** The route schemas no request has compiled yet (`compileAll()`). */
+  schemas: DeferredSchemas;
   identity: AgentIdentity;
   book: IntentBook;
   runner: IntentRunner;
@@ -97,7 +100,7 @@ export async function composeDaemon(
   });
   const wakes = new WakeInbox(join(config.dataDir, 'wakes'), chat, clock, logger);
   await wakes.init();
-  const app = buildApp({
+  const { app, schemas } = buildApp({
     config,
     identity,
     book,
@@ -121,6 +124,7 @@ export async function composeDaemon(
   let stopPurge = () => {};
   return {
     app,
+    schemas,
     identity,
     book,
     runner,

@@ -81,7 +81,7 @@ describe('a chat answer streams in as say.partial events before its say', () => 
     const shown = await previewShowing('trains', 'Trains leave at nine, ten');
     const opened = transcriptEvents(stream, 'trains').find((event) => event.event === 'message');
     assert.deepEqual(shown.data, { conversation_id: 'trains', reply_to: opened?.data.seq, attempt: 1, text: 'Trains leave at nine, ten' });
-    assert.equal(shown.id, undefined, 'a preview carries no id, so a resume never names it');
+    assert.ok(shown.id?.startsWith(`${opened?.id}.`), `a preview's id (${shown.id}) resumes after the last kept event, the message`);
     assert.equal(transcriptEvents(stream, 'trains').filter((event) => event.event === 'say').length, 0, 'no say while the model is writing');
     const asked = stack.model.received.at(-1);
     assert.equal(asked?.body.stream, true);
@@ -114,8 +114,9 @@ describe('a chat answer streams in as say.partial events before its say', () => 
       ],
     );
 
-    // A resume from the person's message replays the say, and no preview: previews are not kept for replay.
-    const resumed = await openSse(`${daemon.url}/events`, { ...auth, 'last-event-id': opened?.id as string });
+    // A resume from a preview (a client that saw only that since the message) replays the say, not the message before
+    // it and no preview: previews are not kept for replay.
+    const resumed = await openSse(`${daemon.url}/events`, { ...auth, 'last-event-id': shown.id as string });
     try {
       await eventually(() => resumed.events.some((event) => event.event === 'say'), 'the say replayed');
       assert.deepEqual(

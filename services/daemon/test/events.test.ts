@@ -35,7 +35,7 @@ describe('live events (SSE)', () => {
     assert.equal(first.headers['content-type'], 'text/event-stream');
     await eventually(() => first.events.some((event) => event.event === 'gate.invoked'), 'the gate on the stream');
     assert.equal(first.events[0]?.event, 'snapshot');
-    assert.equal(first.events[0]?.id, undefined, 'a snapshot does not move Last-Event-ID');
+    assert.equal(first.events[0]?.id, String(first.events[0]?.data.last_seq), 'a first snapshot carries the seq it shows');
     const gate = first.events.find((event) => event.event === 'gate.invoked');
     assert.deepEqual(gate?.data.envelope.body.options, ['yes', 'no']);
     assert.equal(gate?.id, String(gate?.data.envelope.seq));
@@ -51,6 +51,7 @@ describe('live events (SSE)', () => {
     await eventually(() => again.ended, 'the stream ends after the terminal event');
     assert.equal(again.events[0]?.event, 'snapshot');
     assert.equal(again.events[0]?.data.status, 'completed');
+    assert.equal(again.events[0]?.id, lastSeen, 'before a replay the snapshot keeps the client where it was, so a cut replay resumes whole');
     const replayed = again.events.slice(1).map((event) => [event.id, event.event]);
     const seq = Number(lastSeen);
     assert.deepEqual(replayed, [
@@ -60,6 +61,68 @@ describe('live events (SSE)', () => {
       [String(seq + 4), 'intent.attest'],
     ]);
     assert.equal(again.events.at(-1)?.data.envelope.body.answer, 'Work done.');
+  });
+
+  test('a client that received only the snapshot resumes from its id: every envelope after it, none before, none twice', async () => {
+    const { intent_id: id } = await daemon.ok('POST', '/messages/async', { prose: 'more careful work' });
+    await eventually(async () => (await daemon.ok('GET', `/intents/${id}/gates`)).pending.length === 1, 'waiting at its gate');
+    const first = await open(`/events?intent_id=${id}`);
+    await eventually(() => first.events.length > 0, 'the snapshot');
+    first.close();
+    const snapshot = first.events[0];
+    assert.equal(snapshot?.event, 'snapshot');
+    assert.equal(snapshot?.data.pending_gates.length, 1);
+    assert.equal(snapshot?.id, String(snapshot?.data.last_seq));
+
+    await daemon.ok('POST', `/intents/${id}/gates/ask/answer`, { approved: true, answer: 'yes' });
+    await daemon.daemon.runner.waitForEnd(id);
+    const resumed = await open(`/events?intent_id=${id}`, { 'last-event-id': snapshot?.id as string });
+    await eventually(() => resumed.ended, 'the stream ends after the terminal event');
+    const seq = Number(snapshot?.id);
+    assert.deepEqual(
+      resumed.events.slice(1).map((event) => [event.id, event.event]),
+      [
+        [String(seq + 1), 'gate.answered'],
+        [String(seq + 2), 'step.started'],
+        [String(seq + 3), 'step.completed'],
+        [String(seq + 4), 'intent.attest'],
+      ],
+    );
+  });
+
+  test('the unfiltered stream: a transient event and the missed-events notice carry ids that resume after the last kept event', async () => {
+    const broker = daemon.daemon.broker;
+    const live = await open('/events');
+    await eventually(() => broker.stats().subscribers >= 1, 'subscribed');
+    broker.publish({ event: 'notice', data: { mark: 'before' } });
+    broker.publishTransient({ event: 'say.partial', data: { text: 'Hel' } });
+    broker.publishTransient({ event: 'say.partial', data: { text: 'Hello' } });
+    broker.publish({ event: 'notice', data: { mark: 'after' } });
+    await eventually(() => live.events.length === 4, 'four events');
+    live.close();
+    const [kept, firstPartial, secondPartial] = live.events;
+    assert.match(kept?.id ?? '', /^[0-9a-f]{8}-\d+$/);
+    assert.deepEqual([firstPartial?.id, secondPartial?.id], [`${kept?.id}.1`, `${kept?.id}.2`], 'transient ids count on from the kept event before them');
+    /** The marks of what a stream resumed from `id` opens with. */
+    const replayedAfter = async (id: string | undefined) => {
+      const resumed = await open('/events', { 'last-event-id': id as string });
+      await eventually(() => resumed.events.length > 0, 'the replay');
+      resumed.close();
+      return resumed.events.map((event) => [event.event, event.data.mark]);
+    };
+    assert.deepEqual(await replayedAfter(firstPartial?.id), [['notice', 'after']], 'what followed the preview, not what came before it, and no preview');
+
+    const stale = await open('/events', { 'last-event-id': 'deadbeef-1' });
+    await eventually(() => stale.events.length > 0, 'the notice');
+    stale.close();
+    const notice = stale.events[0];
+    assert.deepEqual(
+      [notice?.event, notice?.data.kind, notice?.id],
+      ['notice', 'missed_events', live.events.at(-1)?.id],
+      'the stream position when it was sent',
+    );
+    broker.publish({ event: 'notice', data: { mark: 'later' } });
+    assert.deepEqual(await replayedAfter(notice?.id), [['notice', 'later']], 'what came after the notice, with no second notice');
   });
 
   test('the unfiltered stream carries the transcript with ids, replays recent events on Last-Event-ID, and says when it cannot', async () => {
@@ -120,6 +183,15 @@ describe('live events (SSE)', () => {
     assert.equal(count, broker.dropped_events);
     slow.close();
     fast.close();
+    // Its id is the last event it did receive, so resuming from it replays the first one it lost.
+    const ids = [...text.matchAll(/^id: (.+)$/gm)].map((match) => match[1]);
+    const droppedId = /id: (.+)\nevent: dropped\n/.exec(text)?.[1];
+    assert.equal(droppedId, ids.at(-2), 'the id of the last notice it received');
+    const received = [...text.matchAll(/"index":(\d+)/g)].map((match) => Number(match[1]));
+    const resumed = await open('/events', { 'last-event-id': droppedId as string });
+    await eventually(() => resumed.events.length > 0, 'the replay');
+    assert.equal(resumed.events[0]?.data.index, (received.at(-1) as number) + 1);
+    resumed.close();
   });
 
   test('heartbeats come on the injected clock; a full broker answers 503; bad input is a clear 400 or 404', async () => {

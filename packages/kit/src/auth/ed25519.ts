@@ -60,32 +60,43 @@ interface Sodium {
   crypto_sign_verify_detached(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
 }
 
-/** libsodium through sodium-native, or undefined where its prebuilt binding does not load (then node:crypto signs). */
-const sodium: Sodium | undefined = (() => {
-  try {
-    return createRequire(import.meta.url)('sodium-native') as Sodium;
-  } catch {
-    return undefined;
+let sodiumBinding: Sodium | null | undefined;
+
+/**
+ * libsodium through sodium-native, or undefined where its prebuilt binding does not load (then node:crypto signs).
+ * Loaded on first use, not with this module: the binding costs a process about 5 MB resident, and most importers of
+ * this module (the daemon, one process per user) only sign with node:crypto and never verify.
+ */
+function sodium(): Sodium | undefined {
+  if (sodiumBinding === undefined) {
+    try {
+      sodiumBinding = createRequire(import.meta.url)('sodium-native') as Sodium;
+    } catch {
+      sodiumBinding = null;
+    }
   }
-})();
+  return sodiumBinding ?? undefined;
+}
 
 export type SignerEngine = 'sodium' | 'node';
 
-/** Which engine `messageSigner` uses by default on this machine. */
-export const defaultSignerEngine: SignerEngine = sodium ? 'sodium' : 'node';
+/** Which engine `messageSigner` uses by default on this machine (asking loads the binding). */
+export function defaultSignerEngine(): SignerEngine {
+  return sodium() ? 'sodium' : 'node';
+}
 
 /**
  * Signs many messages with one key, for hot paths (a ledger signs every receipt): hex of the 64-byte signature.
  * libsodium signs in about half the time of node:crypto's `sign`, which sets up an OpenSSL signing context on
  * every call; ed25519 is deterministic, so both engines give the same bytes (tested).
  */
-export function messageSigner(privateKey: KeyObject, engine: SignerEngine = defaultSignerEngine): (message: Uint8Array) => string {
-  if (engine === 'node' || !sodium) return (message) => sign(null, message, privateKey).toString('hex');
+export function messageSigner(privateKey: KeyObject, engine: SignerEngine = defaultSignerEngine()): (message: Uint8Array) => string {
+  const binding = engine === 'sodium' ? sodium() : undefined;
+  if (!binding) return (message) => sign(null, message, privateKey).toString('hex');
   if (privateKey.type !== 'private' || privateKey.asymmetricKeyType !== 'ed25519') throw new Error('messageSigner needs an ed25519 private key');
   // libsodium's secret key is the 32-byte seed followed by the 32-byte public key.
   const secretKey = Buffer.concat([seedOf(privateKey), rawPublicKey(privateKey)]);
   const signature = Buffer.alloc(64);
-  const binding = sodium;
   return (message) => {
     binding.crypto_sign_detached(signature, message, secretKey);
     return signature.toString('hex');
@@ -115,8 +126,9 @@ export function verifyMessage(publicKey: KeyObject, message: string, signatureHe
   try {
     const bytes = Buffer.from(message, 'utf8');
     const signature = Buffer.from(signatureHex, 'hex');
-    const raw = sodium && rawEd25519PublicKey(publicKey);
-    return raw ? (sodium as Sodium).crypto_sign_verify_detached(signature, bytes, raw) : verify(null, bytes, publicKey, signature);
+    const binding = sodium();
+    const raw = binding && rawEd25519PublicKey(publicKey);
+    return binding && raw ? binding.crypto_sign_verify_detached(signature, bytes, raw) : verify(null, bytes, publicKey, signature);
   } catch {
     return false;
   }

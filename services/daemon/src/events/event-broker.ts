@@ -40,9 +40,12 @@ export interface BrokerStats {
 /**
  * Fans the live transcript out to SSE subscribers. Each subscriber has a bounded buffer (`bufferBytes` of unsent
  * data): one whose socket stops taking data keeps its connection but loses the events that do not fit (counted, and
- * announced with a `dropped` event once it drains), so a slow reader never grows this process's memory. Every event has an id. Intent streams
- * use the journal seq (`12`, or `12.3` for the third ephemeral event after envelope 12), so a reconnect replays from
- * the journal itself; the unfiltered stream uses `<boot>-<n>` and replays from the last `recentEvents` in memory.
+ * announced with a `dropped` event once it drains), so a slow reader never grows this process's memory. Every event has an
+ * id a client can resume from. Intent streams use the journal seq (`12`, or `12.3` for the third ephemeral event after
+ * envelope 12), so a reconnect replays from the journal itself; the unfiltered stream uses `<boot>-<n>` and replays
+ * from the last `recentEvents` in memory, and what it does not keep (a `say.partial`, the `missed_events` notice)
+ * carries the position of the last event it keeps (`<boot>-<n>.<k>`, `<boot>-<n>`), so resuming from it replays what
+ * came after that.
  */
 export class EventBroker {
   readonly #clock: Clock;
@@ -54,6 +57,8 @@ export class EventBroker {
   readonly #recent: { n: number; frame: string }[] = [];
   readonly #boot = randomBytes(4).toString('hex');
   #counter = 0;
+  /** Transient events since the last kept one: the `<k>` of their ids. */
+  #transients = 0;
   #dropped = 0;
   readonly #stopping = new AbortController();
   readonly #heartbeats: Promise<void>;
@@ -87,10 +92,12 @@ export class EventBroker {
   /** Publishes to the unfiltered stream and, for intent events, to that intent's stream. */
   publish(event: DaemonEvent): void {
     const n = ++this.#counter;
-    const frame = sseFrame({ id: `${this.#boot}-${n}`, event: event.event, data: this.#payload(event) });
+    this.#transients = 0;
+    const streamId = this.#streamId(n);
+    const frame = sseFrame({ id: streamId, event: event.event, data: this.#payload(event) });
     this.#recent.push({ n, frame });
     if (this.#recent.length > this.#options.recentEvents) this.#recent.shift();
-    for (const subscriber of this.#all) subscriber.send(frame);
+    for (const subscriber of this.#all) subscriber.send(frame, streamId);
     if (event.intentId === undefined) return;
     const position = this.#positions.get(event.intentId) ?? { seq: 0, after: 0 };
     if (event.seq !== undefined) Object.assign(position, { seq: event.seq, after: 0 });
@@ -102,19 +109,26 @@ export class EventBroker {
     const intentFrame = sseFrame({ id, event: event.event, data: this.#payload(event) });
     const order = { seq: position.seq, ephemeral: event.seq === undefined };
     for (const subscriber of subscribers) {
-      subscriber.send(intentFrame, order);
+      subscriber.send(intentFrame, id, order);
       if (terminalEvents.has(event.event)) subscriber.endWhenFlushed();
     }
   }
 
   /**
-   * Publishes a passing event to the unfiltered stream only: no id and not kept for a Last-Event-ID replay. For what
-   * the next event supersedes (a partial answer carries all its text so far), so it never pushes transcript events
-   * out of the replay buffer, and a resume never replays a preview the final answer has already replaced.
+   * Publishes a passing event to the unfiltered stream only, not kept for a Last-Event-ID replay. For what the next
+   * event supersedes (a partial answer carries all its text so far), so it never pushes transcript events out of the
+   * replay buffer, and a resume never replays a preview the final answer has already replaced. Its id,
+   * `<boot>-<n>.<k>`, resumes after the last kept event `<n>`.
    */
   publishTransient(event: { event: string; data: Record<string, unknown> }): void {
-    const frame = sseFrame({ event: event.event, data: event.data });
-    for (const subscriber of this.#all) subscriber.send(frame);
+    const id = `${this.#streamId(this.#counter)}.${++this.#transients}`;
+    const frame = sseFrame({ id, event: event.event, data: event.data });
+    for (const subscriber of this.#all) subscriber.send(frame, id);
+  }
+
+  /** The unfiltered stream's id of kept event `n` (0: before the first). */
+  #streamId(n: number): string {
+    return `${this.#boot}-${n}`;
   }
 
   #payload(event: DaemonEvent): Record<string, unknown> {
@@ -128,25 +142,26 @@ export class EventBroker {
 
   /**
    * Opens the unfiltered stream. With a Last-Event-ID of this boot still in memory it first replays what followed;
-   * otherwise (older, or from before a restart) it starts with a `notice` that events were missed.
-   * Undefined when the subscriber limit is reached.
+   * otherwise (older, from before a restart, or not one of this stream's ids) it starts with a `notice` that events
+   * were missed, whose id is the stream's position now. Undefined when the subscriber limit is reached.
    */
   subscribeAll(sink: SseSink, lastEventId: string | undefined): Subscriber | undefined {
     if (this.#full()) return undefined;
-    const subscriber = this.#subscriber(sink);
+    const now = this.#streamId(this.#counter);
+    const subscriber = this.#subscriber(sink, now);
     subscriber.sendNow(ssePreamble);
     if (lastEventId !== undefined) {
-      const [boot, count] = lastEventId.split('-');
-      const after = Number(count);
-      const oldest = this.#recent[0]?.n ?? this.#counter + 1;
-      if (boot === this.#boot && Number.isInteger(after) && after >= oldest - 1) {
-        for (const entry of this.#recent) if (entry.n > after) subscriber.send(entry.frame);
+      const after = this.#keptAfter(lastEventId);
+      if (after !== undefined) {
+        for (const entry of this.#recent) if (entry.n > after) subscriber.send(entry.frame, this.#streamId(entry.n));
       } else
         subscriber.send(
           sseFrame({
+            id: now,
             event: 'notice',
             data: { kind: 'missed_events', message: 'events since your Last-Event-ID are no longer in memory; intent streams replay from the journal' },
           }),
+          now,
         );
     }
     this.#all.add(subscriber);
@@ -155,12 +170,25 @@ export class EventBroker {
   }
 
   /**
-   * Opens one intent's stream in holding mode: live events wait while the caller writes the snapshot and the replay
-   * from the journal (`sendNow`), then `release(subscriber, lastReplayedSeq)` lets through what is newer.
+   * The kept event a Last-Event-ID of the unfiltered stream names (`<boot>-<n>`, or `<boot>-<n>.<k>` for a transient
+   * event after it), when every event after it is still in memory; undefined otherwise.
    */
-  subscribeIntent(intentId: string, sink: SseSink): Subscriber | undefined {
+  #keptAfter(lastEventId: string): number | undefined {
+    const match = /^([0-9a-f]{8})-(\d{1,15})(?:\.\d{1,15})?$/.exec(lastEventId);
+    if (!match || match[1] !== this.#boot) return undefined;
+    const after = Number(match[2]);
+    const oldest = this.#recent[0]?.n ?? this.#counter + 1;
+    return after >= oldest - 1 && after <= this.#counter ? after : undefined;
+  }
+
+  /**
+   * Opens one intent's stream in holding mode: live events wait while the caller writes the snapshot and the replay
+   * from the journal (`sendNow`), then `release(subscriber, lastReplayedSeq)` lets through what is newer. `position`
+   * is the id the stream starts from (the snapshot's).
+   */
+  subscribeIntent(intentId: string, sink: SseSink, position: string): Subscriber | undefined {
     if (this.#full()) return undefined;
-    const subscriber = this.#subscriber(sink);
+    const subscriber = this.#subscriber(sink, position);
     subscriber.hold();
     subscriber.sendNow(ssePreamble);
     const set = this.#byIntent.get(intentId) ?? new Set();
@@ -190,13 +218,17 @@ export class EventBroker {
     await this.#heartbeats;
   }
 
-  #subscriber(sink: SseSink): Subscriber {
-    return new Subscriber(sink, {
-      bytes: this.#options.bufferBytes,
-      onDrop: () => {
-        this.#dropped++;
+  #subscriber(sink: SseSink, position: string): Subscriber {
+    return new Subscriber(
+      sink,
+      {
+        bytes: this.#options.bufferBytes,
+        onDrop: () => {
+          this.#dropped++;
+        },
       },
-    });
+      position,
+    );
   }
 
   #full(): boolean {

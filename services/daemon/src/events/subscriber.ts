@@ -15,8 +15,10 @@ interface Limits {
 /**
  * One SSE subscriber with a bounded buffer: the socket's own write buffer, capped at `bytes`. Frames go to the
  * socket while they fit; a frame that would pass the cap is dropped and counted, and once the socket drains the
- * client gets a `dropped` event saying how many it missed (it can reconnect with Last-Event-ID to replay an intent
- * from the journal). A slow reader therefore costs at most `bytes` of memory, never more.
+ * client gets a `dropped` event saying how many it missed. A slow reader therefore costs at most `bytes` of memory,
+ * never more. The subscriber keeps its stream's position, the id of the last frame it wrote (or where it started),
+ * so the events it writes itself carry an id too: the `dropped` event's is the last one the client really has, and
+ * a reconnect with it replays what was dropped.
  */
 export class Subscriber {
   readonly #sink: SseSink;
@@ -25,15 +27,18 @@ export class Subscriber {
   #ending = false;
   #waitingForDrain = false;
   #unreported = 0;
+  #position: string;
   dropped = 0;
-  /** While holding, live frames wait here (with their order) until `release`. */
-  #held: { frame: string; order: FrameOrder | undefined }[] | undefined;
+  /** While holding, live frames wait here (with their id and order) until `release`. */
+  #held: { frame: string; id: string; order: FrameOrder | undefined }[] | undefined;
   #heldBytes = 0;
   readonly #closeListeners: (() => void)[] = [];
 
-  constructor(sink: SseSink, limits: Limits) {
+  /** `position`: the id the stream starts from, until a frame with an id is written. */
+  constructor(sink: SseSink, limits: Limits, position: string) {
     this.#sink = sink;
     this.#limits = limits;
+    this.#position = position;
     sink.once('close', () => this.close());
   }
 
@@ -61,29 +66,32 @@ export class Subscriber {
     const held = this.#held ?? [];
     this.#held = undefined;
     this.#heldBytes = 0;
-    for (const { frame, order } of held) {
-      if (order === undefined || order.seq > lastReplayedSeq || (order.ephemeral && order.seq === lastReplayedSeq)) this.#write(frame);
+    for (const { frame, id, order } of held) {
+      if (order === undefined || order.seq > lastReplayedSeq || (order.ephemeral && order.seq === lastReplayedSeq)) this.#write(frame, id);
     }
     this.#maybeEnd();
   }
 
-  /** The snapshot and the replay: written whatever the cap (they are bounded by one intent's journal). */
-  sendNow(frame: string): void {
-    if (!this.#closed) this.#sink.write(frame);
+  /** The preamble, the snapshot and the replay: written whatever the cap (they are bounded by one intent's journal). */
+  sendNow(frame: string, id?: string): void {
+    if (this.#closed) return;
+    this.#sink.write(frame);
+    if (id !== undefined) this.#position = id;
   }
 
-  send(frame: string, order?: FrameOrder): void {
+  /** A frame carrying `id`, written if it fits. */
+  send(frame: string, id: string, order?: FrameOrder): void {
     if (this.#closed) return;
     if (this.#held !== undefined) {
       if (this.#heldBytes + frame.length > this.#limits.bytes) {
         this.#drop();
         return;
       }
-      this.#held.push({ frame, order });
+      this.#held.push({ frame, id, order });
       this.#heldBytes += frame.length;
       return;
     }
-    this.#write(frame);
+    this.#write(frame, id);
   }
 
   /** A heartbeat only goes to an idle socket: one with data waiting shows the connection is alive anyway. */
@@ -107,7 +115,7 @@ export class Subscriber {
     for (const listener of this.#closeListeners.splice(0)) listener();
   }
 
-  #write(frame: string): void {
+  #write(frame: string, id: string): void {
     if (this.#sink.writableLength + frame.length > this.#limits.bytes) {
       this.#drop();
       if (!this.#waitingForDrain) {
@@ -117,6 +125,7 @@ export class Subscriber {
       return;
     }
     this.#sink.write(frame);
+    this.#position = id;
   }
 
   #drop(): void {
@@ -131,7 +140,7 @@ export class Subscriber {
     if (this.#unreported > 0) {
       const count = this.#unreported;
       this.#unreported = 0;
-      this.#sink.write(sseFrame({ event: 'dropped', data: { count, total: this.dropped } }));
+      this.#sink.write(sseFrame({ id: this.#position, event: 'dropped', data: { count, total: this.dropped } }));
     }
     this.#maybeEnd();
   }

@@ -31,7 +31,7 @@ function lastSeqOf(raw: string | undefined): number | undefined {
 /**
  * GET /events: the live transcript as SSE. With `intent_id`, one intent's stream: a `snapshot` of its state first,
  * then (with Last-Event-ID) every envelope after that id read back from the journal, then live events; it ends after
- * the intent's terminal event. Heartbeats every DAEMON_HEARTBEAT_SECONDS. Closing the app ends every stream.
+ * the intent's terminal event. Every event carries an id to resume from, the snapshot too. Heartbeats every DAEMON_HEARTBEAT_SECONDS. Closing the app ends every stream.
  */
 export function registerEventRoutes(app: ServiceApp, deps: RouteDeps): void {
   app.addHook('preClose', () => deps.broker.stop());
@@ -58,12 +58,15 @@ export function registerEventRoutes(app: ServiceApp, deps: RouteDeps): void {
       let subscriber: Subscriber | undefined;
       if (loaded === undefined) subscriber = deps.broker.subscribeAll(sink, lastEventId);
       else {
+        // The snapshot's id is where what follows it continues: the state it shows (its last_seq) on a first connect,
+        // the client's own position when the replay from the journal follows, so resuming from it never skips one.
+        const snapshotId = String(afterSeq ?? loaded.state.last_seq);
         // Nothing is awaited from here to release, so no live event can slip between the replay and the stream.
-        subscriber = deps.broker.subscribeIntent(loaded.state.id, sink);
-        subscriber?.sendNow(sseFrame({ event: 'snapshot', data: snapshotOf(loaded.state) }));
+        subscriber = deps.broker.subscribeIntent(loaded.state.id, sink, snapshotId);
+        subscriber?.sendNow(sseFrame({ id: snapshotId, event: 'snapshot', data: snapshotOf(loaded.state) }), snapshotId);
         for (const envelope of loaded.envelopes)
           if (afterSeq !== undefined && envelope.seq > afterSeq)
-            subscriber?.sendNow(sseFrame({ id: envelope.seq, event: envelope.kind, data: { intent_id: loaded.state.id, envelope } }));
+            subscriber?.sendNow(sseFrame({ id: envelope.seq, event: envelope.kind, data: { intent_id: loaded.state.id, envelope } }), String(envelope.seq));
         subscriber?.release(loaded.state.last_seq);
         if (isTerminal(loaded.state.status)) subscriber?.endWhenFlushed();
       }
