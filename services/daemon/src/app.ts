@@ -1,4 +1,5 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
+import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { Logger } from 'pino';
 import { compileSchemasOnFirstUse } from './lazy-schemas.ts';
@@ -17,6 +18,19 @@ export function buildApp(deps: RouteDeps & { logger: Logger }) {
   const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
   const schemas = compileSchemasOnFirstUse(app);
   requireTransportBearer(app, { token: deps.config.token, publicPaths: ['/healthz'] });
+  // Headers two routes read in their own code (their refusals name them), in the API description.
+  declareRequestHeader(
+    app,
+    'idempotency-key',
+    { description: 'The wake’s key (<alarm_id>:<scheduled_for>): a repeat is acknowledged and dropped', maxLength: 256 },
+    (route) => route.url === '/wake',
+  );
+  declareRequestHeader(
+    app,
+    'last-event-id',
+    { description: 'The id of the last event seen: the stream resumes after it', maxLength: 64 },
+    (route) => route.url === '/events',
+  );
   registerRoutes(app, deps);
   return { app, schemas };
 }

@@ -158,5 +158,12 @@ function documentFindings(document: OpenApiDocument): Finding[] {
 
 function bounded(schema: SweepOperation['pathParameters'][number]['schema']): boolean {
   if (typeof schema.maxLength === 'number') return schema.maxLength <= maxPathParamLength;
-  return Array.isArray(schema.enum) || schema.format === 'uuid' || schema.type === 'integer';
+  return Array.isArray(schema.enum) || schema.format === 'uuid' || schema.type === 'integer' || boundedPattern(schema.pattern);
+}
+
+/** An anchored pattern without an unbounded repetition (`*`, `+`, `{n,}`) bounds the length: `^[0-9a-f]{64}$`. */
+function boundedPattern(pattern: unknown): boolean {
+  if (typeof pattern !== 'string' || !pattern.startsWith('^') || !pattern.endsWith('$')) return false;
+  const unescaped = pattern.replace(/\\./g, '');
+  return !/[*+]|\{\d+,\}/.test(unescaped);
 }
