@@ -1,11 +1,23 @@
 import type { DatabaseOutage } from './database-outage.ts';
 import { eventually } from './eventually.ts';
+import type { HttpAnswer } from './http-call.ts';
 
 /** An answer as the drill judges it: its status, its Retry-After header and its parsed body. */
 export interface DrillAnswer {
   status: number;
   retryAfter: string | undefined;
   body: unknown;
+}
+
+/** An `httpCall` answer as the drill judges it. */
+export function drillAnswer(answer: HttpAnswer): DrillAnswer {
+  return { status: answer.status, retryAfter: answer.headers.get('retry-after') ?? undefined, body: answer.json };
+}
+
+/** An `app.inject` answer as the drill judges it. */
+export function injectedAnswer(response: { statusCode: number; headers: Record<string, unknown>; json(): unknown }): DrillAnswer {
+  const retryAfter = response.headers['retry-after'];
+  return { status: response.statusCode, retryAfter: retryAfter === undefined ? undefined : String(retryAfter), body: response.json() };
 }
 
 export interface OutageDrill<Ack> {

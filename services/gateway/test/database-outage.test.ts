@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { uuidv7 } from '@platform/kit/ids';
 import { postgresBehindLink } from '@platform/testkit/database-outage';
 import { testEngines } from '@platform/testkit/databases';
-import { driveThroughOutage } from '@platform/testkit/outage-drill';
+import { drillAnswer, driveThroughOutage } from '@platform/testkit/outage-drill';
 import { sql } from 'kysely';
 import { BudgetRepository } from '../src/metering/budget.repository.ts';
 import { callerHeaders, type Gateway, models, newActor, startGateway, today } from './harness.ts';
@@ -42,7 +42,7 @@ describe('the gateway while its database goes away', { skip: behind ? false : 'n
           assert.equal(answer.json.error.code, 'database_unavailable');
           refused.push({ actor, intent });
         }
-        return { answer: { status: answer.status, retryAfter: answer.headers.get('retry-after') ?? undefined, body: answer.json }, ack: { actor, intent } };
+        return { answer: drillAnswer(answer), ack: { actor, intent } };
       },
     });
     const bookedIntents = async (actor: string) => (await gateway.ledger(actor)).map((row) => row.intent_id);
