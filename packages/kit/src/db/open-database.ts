@@ -106,9 +106,11 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
     }
   }
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
-  // An idle client can fail (server restart); without a listener that would crash the process.
-  pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
-  const onLostWhileLent = (error: Error) => options.logger.warn({ err: error }, 'database connection lost while in use; the pool opens another');
+  // An idle client can fail (server restart); without a listener that would crash the process. Logged by code and
+  // message only: node-postgres's pool hangs the whole client (its connection settings) on the error.
+  const lost = (error: Error) => ({ code: (error as { code?: unknown }).code, reason: error.message });
+  pool.on('error', (error) => options.logger.warn(lost(error), 'idle database connection failed'));
+  const onLostWhileLent = (error: Error) => options.logger.warn(lost(error), 'database connection lost while in use; the pool opens another');
   const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool, onLostWhileLent) }) });
   const listener = new PostgresListener(clientConfig, options.logger);
   // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
