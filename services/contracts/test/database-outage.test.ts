@@ -5,13 +5,15 @@ import { driveThroughOutage, injectedAnswer } from '@platform/testkit/outage-dri
 import { type Contracts, startContracts, transportToken, useTestChain } from './harness.ts';
 
 const behind = await postgresBehindLink();
-const chain = useTestChain();
+// A chain only when the suite runs.
+const chain = behind ? useTestChain() : undefined;
+const rpcUrl = () => (chain as NonNullable<typeof chain>).url;
 
 describe('the contract engine while its database goes away', { skip: behind ? false : 'needs TEST_DATABASE_URL', timeout: 60_000 }, () => {
   const { engine, outage, close } = behind ?? ({} as NonNullable<typeof behind>);
   let c: Contracts;
   before(async () => {
-    c = await startContracts(engine, { localRpcUrl: chain.url });
+    c = await startContracts(engine, { localRpcUrl: rpcUrl() });
   });
   after(async () => {
     outage.end();
@@ -27,7 +29,7 @@ describe('the contract engine while its database goes away', { skip: behind ? fa
         const id = `outage-${n}`;
         const response =
           n % 2 === 0
-            ? await c.app.inject({ method: 'POST', url: '/v1/chains', headers, payload: { id, name: `Outage ${n}`, rpc_url: chain.url, chain_id: 31337 } })
+            ? await c.app.inject({ method: 'POST', url: '/v1/chains', headers, payload: { id, name: `Outage ${n}`, rpc_url: rpcUrl(), chain_id: 31337 } })
             : await c.app.inject({ method: 'GET', url: '/v1/registry/deployments', headers });
         return { answer: injectedAnswer(response), ack: n % 2 === 0 ? id : undefined };
       },

@@ -6,7 +6,8 @@ import { type DrillAnswer, driveThroughOutage } from '@platform/testkit/outage-d
 import { type Caller, type PaidMarketplace, paidWorldForFile, payTerms, providerManifest, seedActiveListing, startPaidMarketplace } from './paid-fixtures.ts';
 
 const behind = await postgresBehindLink();
-const world = paidWorldForFile();
+// Settlement and the provider only when the suite runs (they take seconds to start).
+const world = behind ? paidWorldForFile() : undefined;
 
 const micros = (text: string): bigint => {
   const parsed = parseAmount(text, { allowZero: true });
@@ -19,8 +20,9 @@ describe('the marketplace while its database goes away', { skip: behind ? false 
   let market: PaidMarketplace;
   let serviceId: string;
   before(async () => {
-    market = await startPaidMarketplace(engine, world.settlement);
-    serviceId = await seedActiveListing(market.database.db, providerManifest(world.provider.url));
+    const { settlement, provider } = world as NonNullable<typeof world>;
+    market = await startPaidMarketplace(engine, settlement);
+    serviceId = await seedActiveListing(market.database.db, providerManifest(provider.url));
   });
   after(async () => {
     outage.end();
