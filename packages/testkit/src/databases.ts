@@ -18,13 +18,18 @@ const pglite: TestEngine = {
   fresh: async () => ({ options: { logger: silentLogger }, dispose: async () => {} }),
 };
 
-function postgres(url: string): TestEngine {
+/**
+ * PostgreSQL at `url`, a fresh schema per `fresh()` (dropped by its `dispose`); services connect through `connectUrl`
+ * (a relay, `database-outage.ts`) when given, and `made` hears each schema's name.
+ */
+export function postgresAt(url: string, options: { connectUrl?: string; made?: (schema: string) => void } = {}): TestEngine {
   return {
     name: 'postgres',
     async fresh() {
       const schema = `t_${randomBytes(6).toString('hex')}`;
+      options.made?.(schema);
       return {
-        options: { url, schema, logger: silentLogger },
+        options: { url: options.connectUrl ?? url, schema, logger: silentLogger },
         async dispose() {
           const client = new pg.Client({ connectionString: url });
           await client.connect();
@@ -47,13 +52,13 @@ function postgres(url: string): TestEngine {
  */
 export function testEngines(): TestEngine[] {
   const url = process.env.TEST_DATABASE_URL;
-  return url ? [pglite, postgres(url)] : [pglite];
+  return url ? [pglite, postgresAt(url)] : [pglite];
 }
 
 /** Real PostgreSQL only (multi-instance tests); undefined when TEST_DATABASE_URL is unset. */
 export function postgresEngine(): TestEngine | undefined {
   const url = process.env.TEST_DATABASE_URL;
-  return url ? postgres(url) : undefined;
+  return url ? postgresAt(url) : undefined;
 }
 
 /** A database for a service started as a process: the settings that point it there, and how to remove it. */

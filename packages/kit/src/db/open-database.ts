@@ -88,8 +88,9 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
     connectionString: url,
     connectionTimeoutMillis: 5000,
     // `public` after the service's schema: extensions (pgvector) are installed there once per database, shared by
-    // every service schema, and must stay visible from each.
-    ...(schema ? { options: `-c search_path=${schema},public` } : {}),
+    // every service schema, and must stay visible from each. Sessions are named after the schema, so pg_stat_activity
+    // tells the services sharing a database apart (an application_name in the URL wins).
+    ...(schema ? { options: `-c search_path=${schema},public`, application_name: schema } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === int8 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
@@ -105,9 +106,12 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
     }
   }
   const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
-  // An idle client can fail (server restart); without a listener that would crash the process.
-  pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection failed'));
-  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool) }) });
+  // An idle client can fail (server restart); without a listener that would crash the process. Logged by code and
+  // message only: node-postgres's pool hangs the whole client (its connection settings) on the error.
+  const lost = (error: Error) => ({ code: (error as { code?: unknown }).code, reason: error.message });
+  pool.on('error', (error) => options.logger.warn(lost(error), 'idle database connection failed'));
+  const onLostWhileLent = (error: Error) => options.logger.warn(lost(error), 'database connection lost while in use; the pool opens another');
+  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool, onLostWhileLent) }) });
   const listener = new PostgresListener(clientConfig, options.logger);
   // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
   const sessionsSchema = await sessionSchema(db).catch(async (error: unknown) => {

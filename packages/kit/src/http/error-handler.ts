@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { failure } from '../envelope.ts';
 import { ServiceError } from '../errors.ts';
 
@@ -24,6 +25,8 @@ export function toServiceError(error: unknown): ServiceError {
   const status = fastifyError.statusCode ?? 500;
   if (status === 404) return new ServiceError('not_found', 'not found', { cause: error });
   if (status >= 400 && status < 500) return new ServiceError('invalid_request', 'request is invalid', { cause: error });
+  // A lost database is not the service's fault nor the caller's: 503 with Retry-After, which clients act on.
+  if (isDatabaseUnavailable(error)) return databaseUnavailable(error);
   return new ServiceError('internal', 'internal error', { cause: error });
 }
 
@@ -35,16 +38,28 @@ export function toServiceError(error: unknown): ServiceError {
 export function logFailure(log: FastifyBaseLogger, error: unknown, serviceError = toServiceError(error)): void {
   if (serviceError.code === 'unavailable' && error instanceof ServiceError)
     log.warn({ code: serviceError.code, reason: serviceError.message }, 'request deferred');
+  // The database's own words (57P01, ECONNREFUSED) for the operator; no stack, as every request says the same.
+  else if (serviceError.code === 'unavailable') log.warn({ code: serviceError.code, reason: serviceError.message, cause: causeOf(error) }, 'request deferred');
   else if (serviceError.status >= 500 && serviceError.code !== 'not_implemented') log.error({ err: error }, 'request failed');
   else if (serviceError.code === 'rate_limited') log.debug({ code: serviceError.code }, 'request rate-limited');
   else log.info({ code: serviceError.code, reason: serviceError.message }, 'request refused');
 }
 
-/** Installs the envelope error handler and the unknown-route handler. Stack traces and SQL text go to the log only. */
+function causeOf(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(' ');
+}
+
+/**
+ * Installs the envelope error handler and the unknown-route handler. Stack traces and SQL text go to the log only. A
+ * refusal whose details carry `retry_after` (seconds) is also sent with that `Retry-After` header.
+ */
 export function installErrorHandling(app: FastifyInstance, render: (error: ServiceError) => unknown = failure): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const serviceError = toServiceError(error);
     logFailure(request.log, error, serviceError);
+    const retryAfter = serviceError.details?.retry_after;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(serviceError.status).send(render(serviceError));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -38,6 +38,17 @@ export const scopedChannels: Migration = {
   },
 };
 
+/**
+ * A booking the database could not take (its connection went) is written again once it can (`BudgetRepository.book`),
+ * under the id it was first sent with; one whose first commit landed, its answer lost with the connection, is
+ * already in the ledger and is skipped whole (no second debit): `gateway_apply` again, with that check.
+ */
+export const idempotentBookings: Migration = {
+  async up(db) {
+    await sql`${sql.raw(applyFunction)}`.execute(db);
+  },
+};
+
 /*
  * One call per batch, and as few statements as it can: on PGlite every statement costs a few hundred microseconds of
  * the gateway's one thread (WebAssembly), so bookings and returns are one statement with data-modifying CTEs (the ops
@@ -71,7 +82,7 @@ begin
       select * from jsonb_to_recordset(ops) as t(op text, holder uuid, actor text, day date, take int8, cost int8, debit boolean, id uuid,
         created_at timestamptz, slot text, model text, kind text, streamed boolean, rate_table_v int, input_tokens int, output_tokens int,
         basis text, intent_id text, goal_id text, kind_route text)
-      where t.op <> 'grant'
+      where t.op <> 'grant' and not (t.debit and exists (select 1 from ledger l where l.id = t.id))
     ), moves as (
       select t.holder, t.actor, t.day, sum(t.take)::int8 as take, sum(t.cost)::int8 as cost, (count(*) filter (where t.debit))::int as calls
       from t group by t.holder, t.actor, t.day

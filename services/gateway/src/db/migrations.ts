@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { budgetLeases, scopedChannels } from './budget-lease-migration.ts';
+import { budgetLeases, idempotentBookings, scopedChannels } from './budget-lease-migration.ts';
 
 const rateCards: Migration = {
   async up(db) {
@@ -126,4 +126,5 @@ export const migrations: Record<string, Migration> = {
   '0003_apply_function': applyFunction,
   '0004_budget_leases': budgetLeases,
   '0005_scoped_channels': scopedChannels,
+  '0006_idempotent_bookings': idempotentBookings,
 };

@@ -1,3 +1,4 @@
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '@platform/kit/db/unavailable';
 import { ServiceError } from '@platform/kit/errors';
 import { declareScopeFailures, type FailureEnvelope } from '@platform/kit/http/create-app';
 import { nullable } from '@platform/kit/wire-schemas';
@@ -51,6 +52,8 @@ export interface GatewayErrorOptions {
   extra?: Record<string, string>;
   /** Sent as `x-should-retry: false`, which the OpenAI SDKs obey: a retry cannot succeed (budget spent, gateway off). */
   noRetry?: boolean;
+  /** Sent as `Retry-After` (seconds): when a retry can succeed (the database is back). */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
@@ -62,6 +65,7 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly extra: Record<string, string>;
   readonly noRetry: boolean;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(status: number, type: OpenAiErrorType, code: string, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -72,6 +76,7 @@ export class GatewayError extends Error {
     this.param = options.param ?? null;
     this.extra = options.extra ?? {};
     this.noRetry = options.noRetry ?? false;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   body(): { error: Record<string, string | null> } {
@@ -103,6 +108,10 @@ function fromFastify(error: Partial<FastifyError> & { validation?: Array<{ insta
   if (error instanceof SyntaxError) return badRequest('invalid_json', 'request body is not valid JSON');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return badRequest('invalid_request', 'request is invalid');
+  if (isDatabaseUnavailable(error))
+    return new GatewayError(503, 'service_unavailable', 'database_unavailable', 'the gateway’s database cannot be reached; retry shortly', {
+      retryAfterSeconds: databaseRetryAfterSeconds,
+    });
   return new GatewayError(500, 'server_error', 'internal_error', 'internal error');
 }
 
@@ -133,6 +142,7 @@ export const openAiFailureEnvelope: FailureEnvelope = { render: (error) => fromS
 /** Writes a gateway error; also used by hooks that answer before any route runs (the kill switch). */
 export function sendGatewayError(reply: FastifyReply, error: GatewayError, options: { asText?: boolean } = {}): FastifyReply {
   if (error.noRetry) reply.header('x-should-retry', 'false');
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .status(error.status)
     .type('application/json')

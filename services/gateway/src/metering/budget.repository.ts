@@ -1,5 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import { prepared } from '@platform/kit/db/prepared-statements';
+import { isDatabaseUnavailable } from '@platform/kit/db/unavailable';
 import { GroupCommit } from '@platform/kit/group-commit';
 import { uuidv7 } from '@platform/kit/ids';
 import { type Kysely, sql } from 'kysely';
@@ -47,8 +48,11 @@ export type GrantOutcome =
  */
 type Op =
   | (LeaseKey & { op: 'grant'; need: bigint; want: bigint; recall: boolean })
-  | (LeaseKey & { op: 'book'; take: bigint; entry: LedgerEntry })
+  | (LeaseKey & { op: 'book'; take: bigint; entry: LedgerEntry; id: string })
   | (LeaseKey & { op: 'return'; take: bigint; announce: boolean });
+
+/** How long a served call's booking is sent again while the database cannot take it: beyond, it is logged and lost. */
+const bookingRetryMs = 60_000;
 
 export interface BudgetOptions {
   defaultCapUnits: bigint;
@@ -71,6 +75,8 @@ export class BudgetRepository {
   readonly #clock: Clock;
   readonly #options: BudgetOptions;
   readonly #ops: GroupCommit<Op, GrantOutcome | undefined>;
+  /** Bookings being sent again after the database could not take them (`book`). */
+  readonly #retrying = new Set<Promise<void>>();
 
   constructor(db: Kysely<GatewaySchema>, clock: Clock, options: BudgetOptions) {
     this.#db = db;
@@ -92,9 +98,19 @@ export class BudgetRepository {
     return (await this.#ops.submit({ op: 'grant', ...key, need, want, recall })) as GrantOutcome;
   }
 
-  /** Debits a call: `take` leaves the lease, the cost goes to spent and the ledger row is written. */
+  /**
+   * Debits a call: `take` leaves the lease, the cost goes to spent and the ledger row is written. The call was served,
+   * so a booking the database could not take (unreachable, restarting) is sent again, under the same ledger id, until
+   * it lands or `bookingRetryMs` have passed: one whose first commit landed unseen is skipped by `gateway_apply`.
+   */
   async book(key: LeaseKey, take: bigint, entry: LedgerEntry): Promise<void> {
-    await this.#ops.submit({ op: 'book', ...key, take, entry });
+    const op: Op = { op: 'book', ...key, take, entry, id: uuidv7() };
+    try {
+      await this.#ops.submit(op);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      await this.#track(this.#bookAgain(op, error));
+    }
   }
 
   /** Gives part of a lease back to the actor's day; `announce` tells the instances waiting for it (a recall). */
@@ -102,9 +118,42 @@ export class BudgetRepository {
     await this.#ops.submit({ op: 'return', ...key, take, announce });
   }
 
-  /** Resolves once every op submitted so far is committed: a non-streaming answer leaves before its booking commits. */
-  flushed(): Promise<void> {
-    return this.#ops.idle();
+  /**
+   * Resolves once every op submitted so far is committed (bookings being sent again included): a non-streaming answer
+   * leaves before its booking commits.
+   */
+  async flushed(): Promise<void> {
+    await this.#ops.idle();
+    while (this.#retrying.size > 0) {
+      await Promise.allSettled([...this.#retrying]);
+      await this.#ops.idle();
+    }
+  }
+
+  async #bookAgain(op: Op, firstError: unknown): Promise<void> {
+    let error = firstError;
+    const giveUpAt = Date.now() + bookingRetryMs;
+    // Wall time, not the injected clock: how soon another process (PostgreSQL) is back is not business time.
+    for (let pause = 100; Date.now() < giveUpAt; pause = Math.min(pause * 2, 2_000)) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      try {
+        await this.#ops.submit(op);
+        return;
+      } catch (next) {
+        if (!isDatabaseUnavailable(next)) throw next;
+        error = next;
+      }
+    }
+    throw error;
+  }
+
+  async #track(retry: Promise<void>): Promise<void> {
+    this.#retrying.add(retry);
+    try {
+      await retry;
+    } finally {
+      this.#retrying.delete(retry);
+    }
   }
 
   /** Renews the holder (or registers it) and ends lapsed holders; false when this holder had lapsed. */
@@ -139,7 +188,7 @@ export class BudgetRepository {
         take: op.take.toString(),
         cost: entry.costUnits.toString(),
         debit: true,
-        id: uuidv7(),
+        id: op.id,
         created_at: createdAt,
         slot: entry.slot,
         model: entry.model,

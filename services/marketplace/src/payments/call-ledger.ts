@@ -1,4 +1,5 @@
 import { prepared } from '@platform/kit/db/prepared-statements';
+import { isDatabaseUnavailable } from '@platform/kit/db/unavailable';
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, MarketplaceSchema } from '../db/schema.ts';
@@ -25,6 +26,9 @@ export interface StatsDelta {
   latencyMs: number;
 }
 
+/** How long a served call's outcome is written again while the database cannot take it. */
+const outcomeRetryMs = 60_000;
+
 type Write = { kind: 'claim'; row: InvocationTable } | { kind: 'finish'; row: InvocationTable; stats: StatsDelta } | { kind: 'tab'; entry: TabEntry };
 
 interface Queued {
@@ -47,6 +51,8 @@ export class CallLedger {
   readonly #logger: Logger;
   #queue: Queued[] = [];
   #writing: Promise<void> | undefined;
+  /** Outcomes of served calls being written again after the database could not take them (`#writeAgain`). */
+  readonly #retrying = new Set<Promise<void>>();
   /**
    * The group statement's text for each shape (which of its four parts a group has): compiled once, then only its
    * parameters change. Compiling it through Kysely took 0.1 ms of the request thread per group.
@@ -76,9 +82,12 @@ export class CallLedger {
     await this.#enqueue({ kind: 'tab', entry });
   }
 
-  /** Resolves once everything queued so far is written. */
+  /** Resolves once everything queued so far is written (outcomes being written again included). */
   async flushed(): Promise<void> {
-    while (this.#writing) await this.#writing;
+    while (this.#writing || this.#retrying.size > 0) {
+      await this.#writing;
+      await Promise.allSettled([...this.#retrying]);
+    }
   }
 
   #enqueue(write: Write): Promise<boolean> {
@@ -112,8 +121,41 @@ export class CallLedger {
         return;
       }
       this.#logger.error({ err: error, writes: group.length }, 'writing a group of calls failed');
-      for (const item of group) item.fail(error);
+      for (const item of group) {
+        // A served call's outcome must land: the provider answered and the hold was settled. A claim or a tab's
+        // move fails with the group (nothing was served on it yet; the caller is told 503 and may retry).
+        if (item.write.kind === 'finish' && isDatabaseUnavailable(error)) this.#writeAgain(item, error);
+        else item.fail(error);
+      }
     }
+  }
+
+  /**
+   * Writes a served call's outcome again, alone, until the database takes it or `outcomeRetryMs` have passed: the
+   * caller waits for it as for its group. An outcome whose first commit landed unseen (the connection went with its
+   * answer) sets the same columns again and counts once more in its listing's stats, the one thing not idempotent.
+   */
+  #writeAgain(item: Queued, firstError: unknown): void {
+    const retry = (async () => {
+      let error = firstError;
+      const giveUpAt = Date.now() + outcomeRetryMs;
+      // Wall time: how soon another process (PostgreSQL) is back is not business time.
+      for (let pause = 100; Date.now() < giveUpAt; pause = Math.min(pause * 2, 2_000)) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        try {
+          await this.#write([item.write]);
+          item.done(false);
+          return;
+        } catch (next) {
+          error = next;
+          if (!isDatabaseUnavailable(next)) break;
+        }
+      }
+      this.#logger.error({ err: error }, 'writing the outcome of a served call failed');
+      item.fail(error);
+    })();
+    this.#retrying.add(retry);
+    void retry.finally(() => this.#retrying.delete(retry));
   }
 
   /** One statement for the whole group; returns the ids of the invocations it inserted. */

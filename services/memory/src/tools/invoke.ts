@@ -1,4 +1,5 @@
 import { ServiceError } from '@platform/kit/errors';
+import { toServiceError } from '@platform/kit/http/error-handler';
 import { validatorCompiler } from '@platform/kit/http/validation';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
@@ -71,9 +72,11 @@ export class ToolInvoker {
     try {
       return { ok: true, result: await entry.tool.run(args as Record<string, unknown>, context) };
     } catch (error) {
-      if (error instanceof ServiceError) return { ok: false, error };
-      this.logger.error({ err: error, tool: name }, 'tool failed');
-      return { ok: false, error: new ServiceError('internal', 'internal error', { cause: error }) };
+      // The kit's reading of what was thrown: a database out of reach is 503 unavailable with Retry-After, a
+      // ServiceError stays itself, anything else is 500 internal (and logged here, with its tool).
+      const refusal = toServiceError(error);
+      if (refusal.code === 'internal') this.logger.error({ err: error, tool: name }, 'tool failed');
+      return { ok: false, error: refusal };
     }
   }
 }

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { uuidv7 } from '@platform/kit/ids';
+import { postgresBehindLink } from '@platform/testkit/database-outage';
+import { testEngines } from '@platform/testkit/databases';
+import { drillAnswer, driveThroughOutage } from '@platform/testkit/outage-drill';
+import { sql } from 'kysely';
+import { BudgetRepository } from '../src/metering/budget.repository.ts';
+import { callerHeaders, type Gateway, models, newActor, startGateway, today } from './harness.ts';
+
+const behind = await postgresBehindLink();
+
+describe('the gateway while its database goes away', { skip: behind ? false : 'needs TEST_DATABASE_URL', timeout: 60_000 }, () => {
+  const { engine, outage, close } = behind ?? ({} as NonNullable<typeof behind>);
+  let gateway: Gateway;
+  before(async () => {
+    gateway = await startGateway(engine);
+  });
+  after(async () => {
+    outage.end();
+    await gateway?.close();
+    await close();
+  });
+
+  test('answers 503 service_unavailable with Retry-After in OpenAI’s shape, serves again after, and books each answered call once', async () => {
+    // Two actors served from slices in memory (their bookings are what the outage cuts off), and every third call a
+    // new actor, whose first call needs a grant from the database.
+    const regulars = [newActor(), newActor()];
+    const refused: Array<{ actor: string; intent: string }> = [];
+    const { acknowledged } = await driveThroughOutage({
+      outage,
+      retryable: (body) => (body as { error?: { type?: string } }).error?.type === 'service_unavailable',
+      call: async (n) => {
+        const actor = n % 3 === 0 ? newActor() : (regulars[n % 2] as string);
+        const intent = `intent-${n}`;
+        const answer = await gateway.http('POST', '/v1/chat/completions', {
+          headers: callerHeaders(actor, 'compiler', { 'x-platform-intent-id': intent }),
+          body: { model: models.small, messages: [{ role: 'user', content: 'hi [words=2]' }] },
+        });
+        if (answer.status === 503) {
+          assert.equal(answer.json.error.code, 'database_unavailable');
+          refused.push({ actor, intent });
+        }
+        return { answer: drillAnswer(answer), ack: { actor, intent } };
+      },
+    });
+    const bookedIntents = async (actor: string) => (await gateway.ledger(actor)).map((row) => row.intent_id);
+    for (const { actor, intent } of acknowledged)
+      assert.equal((await bookedIntents(actor)).filter((booked) => booked === intent).length, 1, `the answered call ${intent} of ${actor} is booked once`);
+    for (const { actor, intent } of refused) assert.ok(!(await bookedIntents(actor)).includes(intent), `the refused call ${intent} is not booked`);
+  });
+});
+
+for (const engine of testEngines())
+  describe(`gateway_apply on ${engine.name}`, () => {
+    let gateway: Gateway;
+    before(async () => {
+      gateway = await startGateway(engine);
+    });
+    after(() => gateway.close());
+
+    test('a booking sent again under its id (its first commit landed, the answer was lost) is applied once', async () => {
+      const { db } = gateway.database;
+      const repository = new BudgetRepository(db, gateway.clock, { defaultCapUnits: 1_000n, asyncCommit: false, lockRows: engine.name === 'postgres' });
+      const [holder, actor] = [randomUUID(), newActor()];
+      await repository.heartbeat(holder, true, 3_600_000);
+      await repository.grant({ holder, actor, day: today }, 100n, 100n, false);
+      const booking = {
+        i: 0,
+        op: 'book',
+        holder,
+        actor,
+        day: today,
+        take: '40',
+        cost: '40',
+        debit: true,
+        id: uuidv7(),
+        created_at: gateway.clock.now().toISOString(),
+        slot: 'compiler',
+        model: models.small,
+        kind: 'chat',
+        streamed: false,
+        rate_table_v: 1,
+        input_tokens: 1,
+        output_tokens: 1,
+        basis: 'usage',
+        intent_id: null,
+        goal_id: null,
+        kind_route: null,
+      };
+      const apply = () =>
+        sql`select * from gateway_apply(${JSON.stringify([booking])}::jsonb, 1000::int8, false, ${gateway.clock.now().toISOString()}::timestamptz, false, true, false)`.execute(
+          db,
+        );
+      await apply();
+      await apply();
+      assert.equal((await gateway.ledger(actor)).length, 1);
+      const lease = await db.selectFrom('budget_leases').select('units').where('holder', '=', holder).executeTakeFirstOrThrow();
+      assert.equal(lease.units, 60n);
+      assert.deepEqual(await gateway.spend(actor), { spent: 40n, reserved: 60n, calls: 1 });
+    });
+  });
