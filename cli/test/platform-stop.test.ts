@@ -62,6 +62,9 @@ async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: str
     const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
     assert.deepEqual([body.ok, body.data.db], [true, true]);
   }
+  // Every row of the ready table answers /healthz (the identity provider's answered 404).
+  for (const [name, { url }] of platform.services) assert.equal((await fetch(`${url}/healthz`)).status, 200, `${name} ${url}/healthz`);
+  assert.ok(platform.services.has('identity'), 'the development identity provider is a row');
   // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
   const info = (await (await fetch(`${platform.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
   assert.equal(info.data.chain.mode, 'live', `settlement has no chain; what up logged:\n${platform.output().stderr}`);
