@@ -50,17 +50,40 @@ export async function up(env: Env, instances: ReadonlyMap<string, number> = new 
     await inviteDevUser(identity, router, root.key, env).catch((error: unknown) => {
       failure = { name: 'identity', error };
     });
+  const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name || service.name.startsWith(`${entry.name}-`)));
+  // "Ready" only for a whole platform: every row of the table must answer its /healthz.
+  if (failure === undefined && !stopRequested) failure = await firstUnhealthy(rows);
   if (failure) {
     await stopAll(started);
     console.error(`platform up: ${failure.name} failed to start: ${describeError(failure.error)}`);
     return 1;
   }
   if (!stopRequested) {
-    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name || service.name.startsWith(`${entry.name}-`)));
     console.log(readyMessage(env, rows));
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;
+}
+
+/** The first row whose `GET /healthz` does not answer 200 (within 10 s each, all asked at once), as a start failure. */
+export async function firstUnhealthy(rows: readonly { name: string; url: string }[]): Promise<{ name: string; error: Error } | undefined> {
+  const answers = await Promise.all(
+    rows.map(async ({ name, url }) => {
+      try {
+        const answer = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) });
+        const text = await answer.text();
+        return answer.status === 200 ? undefined : { name, error: new UnhealthyError(`${url}/healthz answered ${answer.status}: ${text.slice(0, 300)}`) };
+      } catch (error) {
+        return { name, error: new UnhealthyError(`${url}/healthz did not answer: ${(error as Error).message}`) };
+      }
+    }),
+  );
+  return answers.find((answer) => answer !== undefined);
+}
+
+/** A part of the platform that started but is not healthy: one line (its `code` keeps describeError to the message). */
+class UnhealthyError extends Error {
+  readonly code = 'unhealthy';
 }
 
 /**
@@ -162,6 +185,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     own.SETTLEMENT_RPC_URL = localRpcUrl;
     if (env.SETTLEMENT_DEV === undefined && env.NODE_ENV !== 'production') own.SETTLEMENT_DEV = 'true';
   }
+  // Settlement's vault and the marketplace's registry live on the local chain: without it the platform is missing a part.
+  if (name === 'contracts' && env.CONTRACTS_LOCAL_CHAIN_REQUIRED === undefined) own.CONTRACTS_LOCAL_CHAIN_REQUIRED = 'true';
   // The marketplace pays through the settlement started here and registers listings on the same local chain.
   if (name === 'marketplace') {
     const settlement = started.find((service) => service.name === 'settlement');
