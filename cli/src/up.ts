@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { useTerminalLogLines } from '@platform/kit/terminal-log-lines';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
 import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
@@ -15,7 +16,9 @@ import { findService, type ServiceEntry, services } from './services.ts';
  * SIGINT/SIGTERM; then stops them, each before the services it depends on. Their shared secrets are derived from one
  * root secret (platform-secrets.ts), so nothing starts open. A second signal exits at once. Resolves to the exit code.
  */
-export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map()): Promise<number> {
+export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map(), options: { logRequests?: boolean } = {}): Promise<number> {
+  // A person at a terminal reads one line per event, prefixed by its service; elsewhere logs stay JSON lines.
+  if (process.stdout.isTTY) useTerminalLogLines({ requests: options.logRequests === true || ['debug', 'trace'].includes(env.LOG_LEVEL ?? ''), color: true });
   let stopRequested = false;
   const { promise: signalled, resolve } = Promise.withResolvers<NodeJS.Signals>();
   const onSignal = (signal: NodeJS.Signals) => {
