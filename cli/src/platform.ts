@@ -30,6 +30,8 @@ Commands:
                    \`up\` runs in development (DATA_DIR as for \`up\`)
   agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show
                    its DID and public key
+  agent use        act for your own agent (DAEMON_URL, PLATFORM_DAEMON_TOKEN): link the key with it (made for its user
+                   when missing), so the alarms you make wake it
   alarm create|list|cancel  the agent's alarms on the scheduler (PLATFORM_SCHEDULER_URL, SCHEDULER_TOKEN)
   balance | pay <did> <amount> | deposit [<amount> --faucet] | withdraw <amount>|bind|status
                    the agent's account on settlement (PLATFORM_SETTLEMENT_URL, LEDGER_TOKEN)

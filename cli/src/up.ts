@@ -209,7 +209,12 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = marketplaceUrl(env);
   }
   // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
-  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
+  // The router's wake route knows the check: an alarm its agent would refuse is refused when it is made (a receiver of
+  // your own might not know it, so only with the router's).
+  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) {
+    own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
+    if (env.SCHEDULER_WAKE_CHECK === undefined) own.SCHEDULER_WAKE_CHECK = 'true';
+  }
   // The console reads settlement's and the marketplace's public routes through the router. The router does not wait
   // for the marketplace (its registry deployment is the slowest start): its address is planned before it listens.
   if (name === 'router') {

@@ -125,6 +125,9 @@ test('a first start as documented, its development user signed in through the id
         LEDGER_TOKEN: await platform.secret('LEDGER_TOKEN'),
         PLATFORM_SCHEDULER_URL: platform.url('scheduler'),
         SCHEDULER_TOKEN: await platform.secret('SCHEDULER_TOKEN'),
+        // The development user's agent, through the router: `agent use` links a CLI key with it.
+        DAEMON_URL: platform.url('router'),
+        PLATFORM_DAEMON_TOKEN: developer.token,
       });
       assert.equal(run.code, 0, `platform ${args.join(' ')}: ${run.stderr}`);
       return json(run);
@@ -133,7 +136,9 @@ test('a first start as documented, its development user signed in through the id
     const carol = await agent(['agent', 'new', '--json'], 'carol.json');
     await agent(['deposit', '5', '--faucet', '--json']);
     const paid = await agent(['pay', carol.did, '1.25', '--json']);
-    const alarm = await agent(['alarm', 'create', 'water the plants', '--in', '1d', '--json']);
+    // An alarm wakes the agent of the key that made it: the development user's, linked with `agent use`.
+    await agent(['agent', 'use', '--json'], 'developer.json');
+    const alarm = await agent(['alarm', 'create', 'water the plants', '--in', '1d', '--json'], 'developer.json');
     await startChildren(platform);
     const running = kinds(platform.processes());
     assert.ok(
@@ -154,7 +159,7 @@ test('a first start as documented, its development user signed in through the id
     assert.equal((await agent(['balance', '--json'], 'carol.json')).balance, '1.250000');
     const receipt = await fetch(`${platform.url('settlement')}/v1/receipt/${paid.seq}`);
     assert.equal(receipt.status, 200, 'the payment’s receipt is still served');
-    const alarms = await agent(['alarm', 'list', '--json']);
+    const alarms = await agent(['alarm', 'list', '--json'], 'developer.json');
     assert.deepEqual(
       alarms.alarms.map((entry: { id: string; wake_message: string }) => [entry.id, entry.wake_message]),
       [[alarm.id, 'water the plants']],

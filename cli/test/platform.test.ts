@@ -176,6 +176,8 @@ test('platform mcp takes exactly one service, contracts; anything else is a usag
 test('under platform up the scheduler wakes through the router’s internal wake route, with default ports and under PORT=0', async () => {
   const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
   assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:8081/internal/wake', 'the router’s default internal port');
+  assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_CHECK, 'true', 'the router knows the check made when an alarm is created');
+  assert.equal(serviceEnv({ SCHEDULER_WAKE_URL: 'https://wake.internal/w' }, 'scheduler').SCHEDULER_WAKE_CHECK, undefined, 'a receiver of your own may not');
   assert.equal((await withPlannedAddresses({})).ROUTER_INTERNAL_ADDR, undefined, 'default ports: nothing to pick');
 
   // PORT=0: `up` picks the internal port before anything starts, and tells both the router and the scheduler.
