@@ -3,6 +3,7 @@ import { spawnBound } from '@platform/kit/bound-children';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { terminalLogLines } from '@platform/kit/terminal-log-lines';
 import { startInstanceFront } from './instance-front.ts';
 
 /**
@@ -51,6 +52,9 @@ export async function startInstance(name: string, instance: number, env: Env): P
   const host = env.HOST || '127.0.0.1';
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   const childEnv = Object.fromEntries(Object.entries({ ...env, PORT: String(port) }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  // It writes to up's terminal: the same one line per event as the services in up's own process.
+  const lines = terminalLogLines();
+  if (lines !== undefined) childEnv.PLATFORM_TERMINAL_LOG_LINES = lines.requests ? 'requests' : 'events';
   const child = spawnBound(process.execPath, [platformBin, 'serve', name], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // The service's own name is its front's (startInstanceFront), which the services wired to it find it by.

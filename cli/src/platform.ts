@@ -1,3 +1,4 @@
+import { useTerminalLogLines } from '@platform/kit/terminal-log-lines';
 import { delegateCommand } from './delegate-command.ts';
 import { parseInstances } from './instances.ts';
 import { journalCommand } from './journal-command.ts';
@@ -12,6 +13,8 @@ Commands:
   up               start every service in this process (embedded PGlite, default ports) and print where they listen
   up --instances scheduler=3,settlement=2
                    several instances of those, each a process of its own, on one PostgreSQL (DATABASE_URL)
+  up --log-requests  in a terminal, also one line per HTTP request (as LOG_LEVEL=debug does); logs are one line
+                   per event, prefixed by the service (JSON lines when stdout is not a terminal)
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
   mcp connector    the connector's tools over stdio, called through the connector service (PLATFORM_CONNECTOR_URL,
@@ -27,6 +30,8 @@ Commands:
                    \`up\` runs in development (DATA_DIR as for \`up\`)
   agent new|show   create the agent key file (0600; PLATFORM_AGENT_FILE, default ~/.config/platform/agent.json), or show
                    its DID and public key
+  agent use        act for your own agent (DAEMON_URL, PLATFORM_DAEMON_TOKEN): link the key with it (made for its user
+                   when missing), so the alarms you make wake it
   alarm create|list|cancel  the agent's alarms on the scheduler (PLATFORM_SCHEDULER_URL, SCHEDULER_TOKEN)
   balance | pay <did> <amount> | deposit [<amount> --faucet] | withdraw <amount>|bind|status
                    the agent's account on settlement (PLATFORM_SETTLEMENT_URL, LEDGER_TOKEN)
@@ -97,6 +102,9 @@ async function serve(name: string): Promise<number | undefined> {
     console.error(`platform serve: unknown service "${name}"; known services: ${serviceNames()}`);
     return 2;
   }
+  // An instance `up --instances` started in its terminal (instances.ts) prints up's lines; otherwise JSON or pretty.
+  const lines = process.env.PLATFORM_TERMINAL_LOG_LINES;
+  if (lines === 'events' || lines === 'requests') useTerminalLogLines({ requests: lines === 'requests', color: process.stdout.isTTY === true });
   try {
     const { start } = await entry.load();
     await start(process.env, { handleSignals: true });
@@ -107,15 +115,22 @@ async function serve(name: string): Promise<number | undefined> {
   return undefined;
 }
 
-/** `up [--instances <service>=<n>,…]`. */
+/** `up [--instances <service>=<n>,…] [--log-requests]`. */
 function upCommand(args: readonly string[]): Promise<number> | number {
-  if (args.length === 0) return up(process.env);
-  if (args[0] !== '--instances' || args.length !== 2) return usageError(`unexpected argument "${args[0]}"`);
-  try {
-    return up(process.env, parseInstances(args[1] as string));
-  } catch (error) {
-    return usageError((error as Error).message);
+  let instances = new Map<string, number>();
+  let logRequests = false;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (arg === '--log-requests') logRequests = true;
+    else if (arg === '--instances' && args[index + 1] !== undefined) {
+      try {
+        instances = parseInstances(args[++index] as string);
+      } catch (error) {
+        return usageError((error as Error).message);
+      }
+    } else return usageError(`unexpected argument "${arg}"`);
   }
+  return up(process.env, instances, { logRequests });
 }
 
 /** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */

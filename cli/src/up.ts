@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { useTerminalLogLines } from '@platform/kit/terminal-log-lines';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
 import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
@@ -15,7 +16,9 @@ import { findService, type ServiceEntry, services } from './services.ts';
  * SIGINT/SIGTERM; then stops them, each before the services it depends on. Their shared secrets are derived from one
  * root secret (platform-secrets.ts), so nothing starts open. A second signal exits at once. Resolves to the exit code.
  */
-export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map()): Promise<number> {
+export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map(), options: { logRequests?: boolean } = {}): Promise<number> {
+  // A person at a terminal reads one line per event, prefixed by its service; elsewhere logs stay JSON lines.
+  if (process.stdout.isTTY) useTerminalLogLines({ requests: options.logRequests === true || ['debug', 'trace'].includes(env.LOG_LEVEL ?? ''), color: true });
   let stopRequested = false;
   const { promise: signalled, resolve } = Promise.withResolvers<NodeJS.Signals>();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -50,17 +53,40 @@ export async function up(env: Env, instances: ReadonlyMap<string, number> = new 
     await inviteDevUser(identity, router, root.key, env).catch((error: unknown) => {
       failure = { name: 'identity', error };
     });
+  const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name || service.name.startsWith(`${entry.name}-`)));
+  // "Ready" only for a whole platform: every row of the table must answer its /healthz.
+  if (failure === undefined && !stopRequested) failure = await firstUnhealthy(rows);
   if (failure) {
     await stopAll(started);
     console.error(`platform up: ${failure.name} failed to start: ${describeError(failure.error)}`);
     return 1;
   }
   if (!stopRequested) {
-    const rows = services.flatMap((entry) => started.filter((service) => service.name === entry.name || service.name.startsWith(`${entry.name}-`)));
     console.log(readyMessage(env, rows));
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;
+}
+
+/** The first row whose `GET /healthz` does not answer 200 (within 10 s each, all asked at once), as a start failure. */
+export async function firstUnhealthy(rows: readonly { name: string; url: string }[]): Promise<{ name: string; error: Error } | undefined> {
+  const answers = await Promise.all(
+    rows.map(async ({ name, url }) => {
+      try {
+        const answer = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) });
+        const text = await answer.text();
+        return answer.status === 200 ? undefined : { name, error: new UnhealthyError(`${url}/healthz answered ${answer.status}: ${text.slice(0, 300)}`) };
+      } catch (error) {
+        return { name, error: new UnhealthyError(`${url}/healthz did not answer: ${(error as Error).message}`) };
+      }
+    }),
+  );
+  return answers.find((answer) => answer !== undefined);
+}
+
+/** A part of the platform that started but is not healthy: one line (its `code` keeps describeError to the message). */
+class UnhealthyError extends Error {
+  readonly code = 'unhealthy';
 }
 
 /**
@@ -162,6 +188,8 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     own.SETTLEMENT_RPC_URL = localRpcUrl;
     if (env.SETTLEMENT_DEV === undefined && env.NODE_ENV !== 'production') own.SETTLEMENT_DEV = 'true';
   }
+  // Settlement's vault and the marketplace's registry live on the local chain: without it the platform is missing a part.
+  if (name === 'contracts' && env.CONTRACTS_LOCAL_CHAIN_REQUIRED === undefined) own.CONTRACTS_LOCAL_CHAIN_REQUIRED = 'true';
   // The marketplace pays through the settlement started here and registers listings on the same local chain.
   if (name === 'marketplace') {
     const settlement = started.find((service) => service.name === 'settlement');
@@ -181,7 +209,12 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     if (!env.PLATFORM_MARKETPLACE_URL) own.PLATFORM_MARKETPLACE_URL = marketplaceUrl(env);
   }
   // The scheduler wakes agents through the router's internal wake route, wherever the router's internal listener is.
-  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
+  // The router's wake route knows the check: an alarm its agent would refuse is refused when it is made (a receiver of
+  // your own might not know it, so only with the router's).
+  if (name === 'scheduler' && !env.SCHEDULER_WAKE_URL) {
+    own.SCHEDULER_WAKE_URL = routerWakeUrl(env);
+    if (env.SCHEDULER_WAKE_CHECK === undefined) own.SCHEDULER_WAKE_CHECK = 'true';
+  }
   // The console reads settlement's and the marketplace's public routes through the router. The router does not wait
   // for the marketplace (its registry deployment is the slowest start): its address is planned before it listens.
   if (name === 'router') {

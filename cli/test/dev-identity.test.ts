@@ -62,6 +62,20 @@ describe('the development identity provider', () => {
     }
   });
 
+  test('answers GET /healthz 200 like every row of the ready table (it answered 404), HEAD too', async () => {
+    const identity = await startDevIdentity({ dir, port: 0, clientSecret, cookieKey });
+    try {
+      const answer = await fetch(`${identity.url}/healthz`);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(await answer.json(), { ok: true, data: { status: 'ok', issuer: identity.url } });
+      const head = await fetch(`${identity.url}/healthz?probe=1`, { method: 'HEAD' });
+      assert.deepEqual([head.status, await head.text()], [200, '']);
+      assert.equal((await fetch(`${identity.url}/healthz`, { method: 'POST' })).status, 404, 'only a read');
+    } finally {
+      await identity.stop();
+    }
+  });
+
   test('the router refuses a forged token, an expired one and one for another audience; a wrong client secret gets no token', async () => {
     const identity = await startDevIdentity({ dir, port: 0, clientSecret, cookieKey });
     try {

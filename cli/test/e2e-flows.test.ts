@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pollUntil } from '@platform/testkit/eventually';
 import { parseRawMessage } from '@platform/testkit/google-apis';
@@ -261,5 +264,47 @@ for (const engine of engines)
       } finally {
         events.close();
       }
+    });
+
+    test('alarm from the command line: `platform agent use` links a key of Alice’s with her agent through the router; the alarm the CLI makes with it wakes her agent; a key not linked is refused when its alarm is made', async (t) => {
+      const home = mkdtempSync(join(tmpdir(), 'e2e-alice-cli-'));
+      t.after(() => rmSync(home, { recursive: true, force: true }));
+      const settings = {
+        HOME: home,
+        DAEMON_URL: world.platform.url('router'),
+        PLATFORM_DAEMON_TOKEN: world.token,
+        PLATFORM_SCHEDULER_URL: world.platform.url('scheduler'),
+        SCHEDULER_TOKEN: await world.platform.secret('SCHEDULER_TOKEN'),
+      };
+      const cli = (args: readonly string[], file = 'agent.json') => world.platform.run(args, { ...settings, PLATFORM_AGENT_FILE: join(home, file) });
+
+      // What the README used to say: a key of her own for her account id. The scheduler now refuses its alarm at once.
+      json(await cli(['agent', 'new', '--user-id', world.alice.userId, '--json'], 'unlinked.json'));
+      const refused = await cli(['alarm', 'create', 'never delivered', '--in', '1m'], 'unlinked.json');
+      assert.equal(refused.code, 1, refused.stdout);
+      assert.match(refused.stderr, /scheduler refused: 403 forbidden: .*could not wake its agent.*platform agent use.*\(wake_refused\)/);
+
+      const used = json(await cli(['agent', 'use', '--json']));
+      assert.deepEqual([used.user_id, used.agent_did, used.key_created, used.linked], [world.alice.userId, world.alice.did, true, true]);
+      assert.equal(json(await cli(['agent', 'use', '--json'])).linked, false, 'linked once');
+      const { promise: woke, resolve: wake } = Promise.withResolvers<void>();
+      world.model.setScript(
+        railScript({
+          chat: (request) => {
+            if (!request.prompt.includes('Feed the cat')) return undefined;
+            wake();
+            return { reply: 'Feeding time!', task: null, remember: [] };
+          },
+        }),
+      );
+      const alarm = json(await cli(['alarm', 'create', 'Feed the cat', '--in', '1s', '--json']));
+      await woke;
+      await pollUntil(
+        async () =>
+          json(await cli(['alarm', 'list', '--json'])).alarms.some(
+            (entry: { id: string; status: string }) => entry.id === alarm.id && entry.status === 'fired',
+          ),
+        'the CLI’s alarm fired and its wake was taken',
+      );
     });
   });

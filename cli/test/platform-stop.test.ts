@@ -62,6 +62,9 @@ async function assertStartedAsDocumented(platform: RunningPlatform, dataDir: str
     const body = (await response.json()) as { ok: boolean; data: { db: boolean } };
     assert.deepEqual([body.ok, body.data.db], [true, true]);
   }
+  // Every row of the ready table answers /healthz (the identity provider's answered 404).
+  for (const [name, { url }] of platform.services) assert.equal((await fetch(`${url}/healthz`)).status, 200, `${name} ${url}/healthz`);
+  assert.ok(platform.services.has('identity'), 'the development identity provider is a row');
   // Settlement deployed its vault on the local chain the contract engine started, and remembers it.
   const info = (await (await fetch(`${platform.url('settlement')}/v1/info`)).json()) as { data: { vault_address: string; chain: { mode: string } } };
   assert.equal(info.data.chain.mode, 'live', `settlement has no chain; what up logged:\n${platform.output().stderr}`);
@@ -122,6 +125,9 @@ test('a first start as documented, its development user signed in through the id
         LEDGER_TOKEN: await platform.secret('LEDGER_TOKEN'),
         PLATFORM_SCHEDULER_URL: platform.url('scheduler'),
         SCHEDULER_TOKEN: await platform.secret('SCHEDULER_TOKEN'),
+        // The development user's agent, through the router: `agent use` links a CLI key with it.
+        DAEMON_URL: platform.url('router'),
+        PLATFORM_DAEMON_TOKEN: developer.token,
       });
       assert.equal(run.code, 0, `platform ${args.join(' ')}: ${run.stderr}`);
       return json(run);
@@ -130,7 +136,9 @@ test('a first start as documented, its development user signed in through the id
     const carol = await agent(['agent', 'new', '--json'], 'carol.json');
     await agent(['deposit', '5', '--faucet', '--json']);
     const paid = await agent(['pay', carol.did, '1.25', '--json']);
-    const alarm = await agent(['alarm', 'create', 'water the plants', '--in', '1d', '--json']);
+    // An alarm wakes the agent of the key that made it: the development user's, linked with `agent use`.
+    await agent(['agent', 'use', '--json'], 'developer.json');
+    const alarm = await agent(['alarm', 'create', 'water the plants', '--in', '1d', '--json'], 'developer.json');
     await startChildren(platform);
     const running = kinds(platform.processes());
     assert.ok(
@@ -151,7 +159,7 @@ test('a first start as documented, its development user signed in through the id
     assert.equal((await agent(['balance', '--json'], 'carol.json')).balance, '1.250000');
     const receipt = await fetch(`${platform.url('settlement')}/v1/receipt/${paid.seq}`);
     assert.equal(receipt.status, 200, 'the payment’s receipt is still served');
-    const alarms = await agent(['alarm', 'list', '--json']);
+    const alarms = await agent(['alarm', 'list', '--json'], 'developer.json');
     assert.deepEqual(
       alarms.alarms.map((entry: { id: string; wake_message: string }) => [entry.id, entry.wake_message]),
       [[alarm.id, 'water the plants']],

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,51 @@ test('platform up: a service that cannot start stops the platform (exit 1, named
   } finally {
     taken.close();
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('platform up whose local chain does not come up stops, naming the contract engine and why (it printed the ready table without a chain)', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'platform-up-chain-'));
+  // Says "Listening" as anvil does, then exits before answering anything.
+  const anvil = join(dataDir, 'anvil-exits.cjs');
+  await writeFile(anvil, `#!${process.execPath}\nconsole.log('Listening on 127.0.0.1:1');\nprocess.exit(3);\n`, { mode: 0o755 });
+  try {
+    const chainUrl = `http://127.0.0.1:${await freePort()}`;
+    const env = { ...quiet, DATA_DIR: dataDir, PORT: '0', SCHEDULER_DISPATCHER: 'false', CONTRACTS_LOCAL_RPC_URL: chainUrl, CONTRACTS_ANVIL_PATH: anvil };
+    const { code, stdout, stderr } = await runPlatform(['up'], { env });
+    assert.equal(code, 1, stderr);
+    assert.ok(
+      stderr.includes(`platform up: contracts failed to start: the local chain did not come up: anvil exited with code 3 before it answered at ${chainUrl}\n`),
+      stderr,
+    );
+    assert.doesNotMatch(stdout, /^name/m, 'no ready table for a platform without its chain');
+    for (const name of ['settlement', 'marketplace', 'router']) assert.equal(existsSync(join(dataDir, name)), false, `${name} never started`);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('up prints ready only when every row answers /healthz: the first that does not is named', async () => {
+  const { firstUnhealthy } = await import('../src/up.ts');
+  const sick = createHttpServer((_request, response) => response.writeHead(503).end('{"ok":false}'));
+  sick.listen(0, '127.0.0.1');
+  await once(sick, 'listening');
+  const healthy = createHttpServer((_request, response) => response.writeHead(200).end('{"ok":true}'));
+  healthy.listen(0, '127.0.0.1');
+  await once(healthy, 'listening');
+  const url = (server: typeof sick) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    assert.equal(await firstUnhealthy([{ name: 'scheduler', url: url(healthy) }]), undefined);
+    const failed = await firstUnhealthy([
+      { name: 'scheduler', url: url(healthy) },
+      { name: 'memory', url: url(sick) },
+      { name: 'gone', url: `http://127.0.0.1:${await freePort()}` },
+    ]);
+    assert.equal(failed?.name, 'memory');
+    assert.equal(failed?.error.message, `${url(sick)}/healthz answered 503: {"ok":false}`);
+  } finally {
+    sick.close();
+    healthy.close();
   }
 });
 
@@ -130,6 +176,8 @@ test('platform mcp takes exactly one service, contracts; anything else is a usag
 test('under platform up the scheduler wakes through the router’s internal wake route, with default ports and under PORT=0', async () => {
   const { serviceEnv, withPlannedAddresses } = await import('../src/up.ts');
   assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_URL, 'http://127.0.0.1:8081/internal/wake', 'the router’s default internal port');
+  assert.equal(serviceEnv({}, 'scheduler').SCHEDULER_WAKE_CHECK, 'true', 'the router knows the check made when an alarm is created');
+  assert.equal(serviceEnv({ SCHEDULER_WAKE_URL: 'https://wake.internal/w' }, 'scheduler').SCHEDULER_WAKE_CHECK, undefined, 'a receiver of your own may not');
   assert.equal((await withPlannedAddresses({})).ROUTER_INTERNAL_ADDR, undefined, 'default ports: nothing to pick');
 
   // PORT=0: `up` picks the internal port before anything starts, and tells both the router and the scheduler.

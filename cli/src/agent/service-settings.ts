@@ -14,6 +14,8 @@ const services = {
   settlement: { urlSetting: 'PLATFORM_SETTLEMENT_URL', defaultUrl: 'http://127.0.0.1:9097', tokenSetting: 'LEDGER_TOKEN' },
   // The marketplace has no transport bearer: callers identify by the DID handshake alone.
   marketplace: { urlSetting: 'PLATFORM_MARKETPLACE_URL', defaultUrl: 'http://127.0.0.1:9098', tokenSetting: undefined },
+  // The person's agent, as `platform delegate` reaches it (the router's URL with `platform token`, or the daemon's own).
+  daemon: { urlSetting: 'DAEMON_URL', defaultUrl: 'http://127.0.0.1:8080', tokenSetting: 'PLATFORM_DAEMON_TOKEN' },
 } as const;
 
 export type ServiceName = keyof typeof services;

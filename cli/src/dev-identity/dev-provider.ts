@@ -52,6 +52,7 @@ export async function startDevIdentity(options: DevIdentityOptions): Promise<Dev
   const provider = new Provider(url, providerConfiguration(files.userId, files.signingKey, options));
   const handle = provider.callback();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (isHealthCheck(request)) return answerHealth(response, url);
     if (!request.url?.startsWith('/interaction/')) return handle(request, response);
     approve(provider, files.userId, request, response).catch((error: unknown) => {
       response.statusCode = 500;
@@ -132,6 +133,18 @@ async function approve(provider: Provider, userId: string, request: IncomingMess
   grant.addResourceScope(devAudience, devScope);
   const grantId = await grant.save();
   await provider.interactionFinished(request, response, { login: { accountId: userId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+}
+
+/** `GET /healthz` (or HEAD), as every row of `up`'s ready table answers it; the query string is ignored. */
+function isHealthCheck(request: IncomingMessage): boolean {
+  return (request.method === 'GET' || request.method === 'HEAD') && (request.url ?? '').split('?')[0] === '/healthz';
+}
+
+/** Alive: it listens and its provider, signing key included, loaded (it is built before the first request). */
+function answerHealth(response: ServerResponse, issuer: string): void {
+  const body = JSON.stringify({ ok: true, data: { status: 'ok', issuer } });
+  response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  response.end(response.req.method === 'HEAD' ? undefined : body);
 }
 
 /** Listens on 127.0.0.1 only (never HOST: the provider hands out tokens for the one user). */

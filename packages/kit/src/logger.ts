@@ -1,17 +1,19 @@
-import pino, { type Logger } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import { terminalLogLines, terminalLogStream } from './terminal-log-lines.ts';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
 /**
- * The service logger: JSON lines in production, pretty when writing to a terminal.
+ * The service logger: JSON lines in production, pretty when writing to a terminal, and one line per record prefixed by
+ * the service when `platform up` runs every service in one terminal (terminal-log-lines.ts).
  * Secrets never reach it: request logs carry method, url and status only.
  *
  * @example const logger = createLogger({ level: 'info', service: 'scheduler' })
  */
 export function createLogger(options: { level: LogLevel; service: string; pretty?: boolean }): Logger {
   const pretty = options.pretty ?? process.stdout.isTTY === true;
-  return pino({
+  const settings: LoggerOptions = {
     level: options.level,
     base: { service: options.service },
     redact: {
@@ -26,6 +28,10 @@ export function createLogger(options: { level: LogLevel; service: string; pretty
       ],
       remove: true,
     },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
-  });
+  };
+  // Switched on by `platform up` for its terminal, in its worker threads too (their stdout is no terminal).
+  const lines = options.pretty === false ? undefined : terminalLogLines();
+  if (lines !== undefined) return pino(settings, terminalLogStream(options.service, lines));
+  if (pretty) return pino({ ...settings, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
+  return pino(settings);
 }

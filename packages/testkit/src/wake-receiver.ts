@@ -6,11 +6,11 @@ export interface ReceivedWake {
   body: Record<string, unknown>;
 }
 
-type Behaviour = (wake: ReceivedWake) => { status: number } | 'hang';
+type Behaviour = (wake: ReceivedWake) => { status: number; body?: string } | 'hang';
 
 /**
  * A real HTTP wake receiver for tests: records every POST, answers as `behaviour` says
- * (a status, or 'hang' to never answer), and lets a test await the n-th arrival.
+ * (a status and a body, `{"ok":true}` unless given, or 'hang' to never answer), and lets a test await the n-th arrival.
  *
  * @example const receiver = await startWakeReceiver(); ...; await receiver.waitFor(1)
  */
@@ -25,7 +25,7 @@ export async function startWakeReceiver(initial: Behaviour = () => ({ status: 20
       arrivals.push(wake);
       const answer = behaviour(wake);
       if (answer === 'hang') return;
-      response.writeHead(answer.status, { 'content-type': 'application/json' }).end('{"ok":true}');
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body ?? '{"ok":true}');
     });
   });
   const { port, close } = await listenOnFreePort(server);

@@ -16,6 +16,10 @@ export interface ChainSettings {
   /** `anvil`: start anvil for the local chain when nothing answers there; `external`: never start one. */
   readonly localNode: 'anvil' | 'external';
   readonly anvilPath: string | undefined;
+  /** How long a node this engine started may take to answer its first request (it may be slow on a busy machine). */
+  readonly localNodeStartTimeoutMs: number;
+  /** The start fails when the local chain cannot be brought up (`platform up`, whose settlement and marketplace live on it). */
+  readonly localChainRequired: boolean;
   /** Wei a wallet receives from the local node's dev account when it has none. */
   readonly localFundingWei: bigint;
   readonly rpcTimeoutMs: number;
@@ -81,6 +85,8 @@ export function loadConfig(env: Env): ContractsConfig {
       localChainId: read.integer(env, 'CONTRACTS_LOCAL_CHAIN_ID', 31337, { min: 1, max: 2 ** 53 - 1 }),
       localNode,
       anvilPath: read.optionalString(env, 'CONTRACTS_ANVIL_PATH'),
+      localNodeStartTimeoutMs: read.integer(env, 'CONTRACTS_LOCAL_NODE_START_TIMEOUT_MS', 60_000, { min: 1_000, max: 600_000 }),
+      localChainRequired: read.boolean(env, 'CONTRACTS_LOCAL_CHAIN_REQUIRED', false),
       localFundingWei: readWei(env, 'CONTRACTS_LOCAL_FUNDING_WEI', 100n * ether),
       rpcTimeoutMs: read.integer(env, 'CONTRACTS_RPC_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
       receiptTimeoutMs: read.integer(env, 'CONTRACTS_RECEIPT_TIMEOUT_MS', 60_000, { min: 1_000, max: 3_600_000 }),

@@ -72,6 +72,8 @@ export async function startContracts(engineKind: TestEngine, options: HarnessOpt
     localFundingWei: 100n * ether,
     rpcTimeoutMs: 5_000,
     receiptTimeoutMs: 10_000,
+    localNodeStartTimeoutMs: 60_000,
+    localChainRequired: false,
     ...options.chains,
   };
   const policy: CustodyPolicy = { spendCapWei: ether, dailyCapWei: 10n * ether, allowedChains: ['local', 'primary-mainnet'], ...options.policy };

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { startAnvil } from '@platform/kit/chain/anvil';
+import { anvilBinary, startAnvil } from '@platform/kit/chain/anvil';
 import { freePort } from '@platform/kit/free-port';
 import { silentLogger } from '@platform/testkit/databases';
 import { startTestChain } from '@platform/testkit/test-chain';
 import { createPublicClient, http } from 'viem';
-import { chainMarkerFile, ensureLocalChain } from '../src/chains/local-chain.ts';
+import { chainMarkerFile, ensureLocalChain, LocalChainError } from '../src/chains/local-chain.ts';
 import type { ChainSettings } from '../src/config.ts';
 
 /*
@@ -37,6 +37,8 @@ async function settings(): Promise<ChainSettings> {
     localFundingWei: 10n ** 20n,
     rpcTimeoutMs: 5_000,
     receiptTimeoutMs: 30_000,
+    localNodeStartTimeoutMs: 60_000,
+    localChainRequired: false,
   };
 }
 
@@ -94,4 +96,82 @@ test('a node already answering for a fresh data folder is used, and recorded as 
   } finally {
     await node.stop();
   }
+});
+
+/**
+ * A stand-in for the anvil binary (CONTRACTS_ANVIL_PATH) that says "Listening" as anvil does, then: `slow`, holds the
+ * first connection unanswered (as a busy machine's node does) and hands the port to the real anvil; `mute`, holds every
+ * connection; `exits`, exits with code 3. SIGTERM ends it and its anvil.
+ */
+function fakeAnvil(mode: 'slow' | 'mute' | 'exits'): string {
+  const file = join(dataFolder(), `anvil-${mode}.cjs`);
+  writeFileSync(
+    file,
+    `#!${process.execPath}
+const { createServer } = require('node:net');
+const { spawn } = require('node:child_process');
+const args = process.argv.slice(2);
+const [host, port] = [args[args.indexOf('--host') + 1], Number(args[args.indexOf('--port') + 1])];
+const mode = ${JSON.stringify(mode)};
+let anvil;
+const held = [];
+process.on('SIGTERM', () => (anvil ? anvil.kill('SIGTERM') : process.exit(0)));
+if (mode === 'exits') {
+  console.log('Listening on ' + host + ':' + port);
+  process.exit(3);
+}
+const server = createServer((socket) => {
+  held.push(socket);
+  if (mode !== 'slow' || anvil) return;
+  // The listening socket closes at once (the held connection stays open), so anvil can take the port.
+  server.close();
+  anvil = spawn(${JSON.stringify(anvilBinary())}, args, { stdio: 'ignore' });
+  anvil.once('exit', () => process.exit(0));
+});
+server.listen(port, host, () => console.log('Listening on ' + host + ':' + port));
+`,
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+test('a node slow to answer its first request is waited for, recorded and used (the chain was dropped while anvil ran)', async () => {
+  const chain = { ...(await settings()), anvilPath: fakeAnvil('slow'), rpcTimeoutMs: 500, localChainRequired: true };
+  const dataDir = dataFolder();
+  const local = await ensureLocalChain(chain, dataDir, silentLogger);
+  try {
+    assert.equal(local.rpcUrl, chain.localRpcUrl);
+    assert.equal(await createPublicClient({ transport: http(chain.localRpcUrl) }).getChainId(), 31337);
+    const recorded = JSON.parse(readFileSync(join(dataDir, chainMarkerFile), 'utf8')) as { genesis_hash: string; marker?: string };
+    assert.equal(recorded.genesis_hash, await genesis(chain.localRpcUrl));
+    assert.match(recorded.marker ?? '', /^0x[0-9a-f]{64}$/, 'its marker was stored on the node');
+  } finally {
+    await local.stop();
+  }
+});
+
+test('a node that exits before answering, or never answers by the deadline: the start fails saying why when the chain is required, else it is left out; the node is not left running', async () => {
+  const exits = { ...(await settings()), anvilPath: fakeAnvil('exits'), localChainRequired: true };
+  await assert.rejects(ensureLocalChain(exits, dataFolder(), silentLogger), (error: Error) => {
+    assert.ok(error instanceof LocalChainError);
+    assert.equal(error.message, `the local chain did not come up: anvil exited with code 3 before it answered at ${exits.localRpcUrl}`);
+    return true;
+  });
+  const optional = await ensureLocalChain({ ...exits, localChainRequired: false }, dataFolder(), silentLogger);
+  assert.equal(optional.rpcUrl, undefined, 'not required: compile and test work without it');
+
+  const mute = { ...(await settings()), anvilPath: fakeAnvil('mute'), rpcTimeoutMs: 200, localNodeStartTimeoutMs: 1_000, localChainRequired: true };
+  await assert.rejects(ensureLocalChain(mute, dataFolder(), silentLogger), (error: Error) => {
+    assert.ok(error instanceof LocalChainError);
+    assert.match(
+      error.message,
+      /^the local chain did not come up: anvil did not answer at http:\/\/127\.0\.0\.1:\d+ within 1 s \(CONTRACTS_LOCAL_NODE_START_TIMEOUT_MS\)/,
+    );
+    return true;
+  });
+  // Stopped: its port is free again (a fresh listener can take it).
+  const again = { ...mute, anvilPath: undefined, localNodeStartTimeoutMs: 60_000, rpcTimeoutMs: 5_000 };
+  const real = await ensureLocalChain(again, dataFolder(), silentLogger);
+  assert.equal(real.rpcUrl, again.localRpcUrl);
+  await real.stop();
 });

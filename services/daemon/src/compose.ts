@@ -20,6 +20,7 @@ import { ModelClient } from './llm/model-client.ts';
 import type { RailContext } from './rail/rail-context.ts';
 import { providersFor, ToolCatalogue } from './tools/tool-catalogue.ts';
 import { WakeInbox } from './wake/wake-inbox.ts';
+import { WakeKeys } from './wake/wake-keys.ts';
 
 const wakePurgeIntervalMs = 6 * 3600 * 1000;
 
@@ -100,6 +101,8 @@ export async function composeDaemon(
   });
   const wakes = new WakeInbox(join(config.dataDir, 'wakes'), chat, clock, logger);
   await wakes.init();
+  const wakeKeys = new WakeKeys(config.dataDir, clock);
+  await wakeKeys.init();
   const { app, schemas } = buildApp({
     config,
     identity,
@@ -110,6 +113,7 @@ export async function composeDaemon(
     chat,
     transcripts,
     wakes,
+    wakeKeys,
     tools,
     clock,
     version: serviceVersion,

@@ -112,11 +112,14 @@ describe('chat against the real gateway and memory server', () => {
     }
   });
 
-  test('GET /conversations lists them; an unknown one is 404', async () => {
+  test('GET /conversations lists them; one not begun yet is empty, not a 404 (a new user’s first page logged one), and is not listed', async () => {
     const list = await daemon.ok('GET', '/conversations');
     assert.ok(list.conversations.some((conversation: { conversation_id: string }) => conversation.conversation_id === 'kitchen'));
     const missing = await daemon.call('GET', '/conversations/nowhere');
-    assert.deepEqual([missing.status, missing.json.error.code], [404, 'not_found']);
+    assert.deepEqual([missing.status, missing.json.data], [200, { conversation_id: 'nowhere', entries: [] }]);
+    assert.ok(
+      !(await daemon.ok('GET', '/conversations')).conversations.some((conversation: { conversation_id: string }) => conversation.conversation_id === 'nowhere'),
+    );
   });
 });
 

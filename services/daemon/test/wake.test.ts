@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { generateAgentKey } from '@platform/client/agent-key';
 import { freePort } from '@platform/kit/free-port';
 import { eventually } from '@platform/testkit/eventually';
+import { ManualClock } from '@platform/testkit/manual-clock';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
+import { wakeKeyMessage } from '../src/wake/wake-key-message.ts';
+import { WakeKeys } from '../src/wake/wake-keys.ts';
 import { compiled, daemonToken, railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon, toolStep, userId } from './harness.ts';
 
 const wake = (overrides: Record<string, unknown> = {}) => ({
@@ -101,6 +105,56 @@ describe('wakes', () => {
     const stray = await daemon.call('POST', '/wake', { body: { wake_message: 'hi', extra: 1 }, headers: { 'idempotency-key': 'x' } });
     assert.equal(stray.status, 400);
     await daemon.daemon.wakes.settled();
+  });
+
+  test('a key its user linked wakes it too (the CLI’s own key, platform agent use); a check takes nothing; unlinked, it is refused again', async () => {
+    const me = (await daemon.call('GET', '/me')).json.data as { did: string };
+    const key = generateAgentKey(userId);
+    const link = (body: Record<string, unknown>, did = key.did) => daemon.call('PUT', `/wake-keys/${encodeURIComponent(did)}`, { body });
+    const signed = { public_key: key.publicKeyHex, signature: key.sign(wakeKeyMessage(me.did, key.did)) };
+    const byKey = (alarm: string, extra: Record<string, unknown> = {}) =>
+      daemon.call('POST', '/wake', { body: wake({ did: key.did, alarm_id: alarm, ...extra }) });
+    const refused = await byKey('0193a000-0000-7000-8000-0000000000a1');
+    assert.deepEqual([refused.status, refused.json.error.code], [403, 'forbidden']);
+    assert.match(refused.json.error.message, /platform agent use/);
+    assert.deepEqual([(await byKey('0193a000-0000-7000-8000-0000000000a2', { check: true })).status], [403], 'a check is refused alike');
+
+    // Refusals: a bad signature, one made for another agent, another user's DID, the agent's own, a key not the DID's.
+    const other = generateAgentKey(userId);
+    for (const [body, did, status] of [
+      [{ ...signed, signature: other.sign(wakeKeyMessage(me.did, key.did)) }, key.did, 401],
+      [{ ...signed, signature: key.sign(wakeKeyMessage(`did:platform:${userId}:${'0'.repeat(16)}`, key.did)) }, key.did, 401],
+      [signed, generateAgentKey('someone-else').did, 403],
+      [signed, me.did, 409],
+      [{ ...signed, public_key: other.publicKeyHex }, key.did, 400],
+    ] as const) {
+      const answer = await link(body, did);
+      assert.equal(answer.status, status, JSON.stringify(answer.json));
+    }
+    assert.deepEqual((await daemon.call('GET', '/wake-keys')).json.data, { did: me.did, keys: [] }, 'nothing linked by a refusal');
+
+    const linked = await link(signed);
+    assert.equal(linked.status, 200, JSON.stringify(linked.json));
+    assert.deepEqual([linked.json.data.created, linked.json.data.key.did], [true, key.did]);
+    assert.equal((await link(signed)).json.data.created, false, 'linking again changes nothing');
+    const asked = alarmChats().length;
+    const check = await byKey('0193a000-0000-7000-8000-0000000000a3', { check: true });
+    assert.deepEqual([check.status, check.json.data.accepted], [200, false], 'a check: it would be taken, nothing is');
+    const accepted = await byKey('0193a000-0000-7000-8000-0000000000a4');
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.json));
+    await daemon.daemon.wakes.settled();
+    assert.equal(alarmChats().length, asked + 1, 'the linked key’s wake became a turn; the check did not');
+
+    // Kept on disk for the next start; unlinked, its wakes are refused again.
+    const reread = new WakeKeys(daemon.dataDir, new ManualClock(new Date()));
+    await reread.init();
+    assert.deepEqual(
+      reread.list().map((entry) => entry.did),
+      [key.did],
+    );
+    const unlinked = await daemon.call('DELETE', `/wake-keys/${encodeURIComponent(key.did)}`);
+    assert.deepEqual(unlinked.json.data, { did: key.did, removed: true });
+    assert.equal((await byKey('0193a000-0000-7000-8000-0000000000a5')).status, 403);
   });
 
   test('end to end: the agent sets an alarm through the real scheduler, which wakes it at /wake, once', async () => {

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { AlarmsRepository } from './alarms/alarms.repository.ts';
 import { alarmLimits } from './alarms/limits.ts';
 import type { SchedulerSchema } from './db/schema.ts';
+import type { CheckWakeable } from './dispatch/wake-check.ts';
 import { registerAlarmRoutes } from './routes/index.ts';
 
 export const serviceName = 'scheduler';
@@ -25,6 +26,8 @@ export interface AppDeps {
   logger: Logger;
   transportToken: string;
   agentAuthSecret: string;
+  /** Refuses an alarm whose wakes its agent would refuse (SCHEDULER_WAKE_CHECK); none: every alarm is made. */
+  checkWakeable?: CheckWakeable;
 }
 
 /** The scheduler's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -38,6 +41,10 @@ export function buildApp(deps: AppDeps) {
   requirePrincipal(app, { header: 'X-Scheduler-Agent', tokenKey, clock: deps.clock, prefixes: ['/v1/alarms'] });
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
-  registerAlarmRoutes(app, { repository: new AlarmsRepository(deps.db, deps.clock), clock: deps.clock });
+  registerAlarmRoutes(app, {
+    repository: new AlarmsRepository(deps.db, deps.clock),
+    clock: deps.clock,
+    ...(deps.checkWakeable && { checkWakeable: deps.checkWakeable }),
+  });
   return app;
 }

@@ -7,6 +7,8 @@ export interface SchedulerConfig extends BaseConfig {
   readonly wakeUrl: string;
   readonly wakeToken: string;
   readonly wakeTimeoutMs: number;
+  /** Ask the wake receiver, when an alarm is made, whether its wakes would be taken (wake-check.ts). */
+  readonly wakeCheck: boolean;
   readonly dispatchConcurrency: number;
   readonly leaseMs: number;
   readonly dispatcherEnabled: boolean;
@@ -39,6 +41,7 @@ export function loadConfig(env: Env): SchedulerConfig {
     wakeUrl: read.url(env, 'SCHEDULER_WAKE_URL', 'http://127.0.0.1:8081/internal/wake', ['http:', 'https:']),
     wakeToken: read.string(env, 'SCHEDULER_WAKE_TOKEN', ''),
     wakeTimeoutMs,
+    wakeCheck: read.boolean(env, 'SCHEDULER_WAKE_CHECK', false),
     dispatchConcurrency: read.integer(env, 'SCHEDULER_DISPATCH_CONCURRENCY', 512, { min: 1, max: 4096 }),
     leaseMs,
     dispatcherEnabled: read.boolean(env, 'SCHEDULER_DISPATCHER', true),

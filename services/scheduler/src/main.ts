@@ -11,6 +11,7 @@ import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { SchedulerSchema } from './db/schema.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
+import { httpWakeCheck } from './dispatch/wake-check.ts';
 import { httpWakeDelivery } from './dispatch/wake-delivery.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
@@ -30,6 +31,9 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     transportToken: config.transportToken,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
+    ...(config.wakeCheck && {
+      checkWakeable: httpWakeCheck({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, clock, logger }),
+    }),
   });
   const dispatcher = new Dispatcher({
     repository: new AlarmsRepository(database.db, clock),

@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { SchedulerSchema } from '../src/db/schema.ts';
 import { Dispatcher } from '../src/dispatch/dispatcher.ts';
+import { httpWakeCheck } from '../src/dispatch/wake-check.ts';
 import { httpWakeDelivery } from '../src/dispatch/wake-delivery.ts';
 
 export const transportToken = 'test-transport-token';
@@ -25,15 +26,26 @@ export interface CallOptions {
 }
 
 /** One scheduler on a fresh database with a manual clock, a real wake receiver and a dispatcher driven by the test. */
-export async function startScheduler(engine: TestEngine, options: { transportToken?: string; wakeTimeoutMs?: number } = {}) {
+export async function startScheduler(engine: TestEngine, options: { transportToken?: string; wakeTimeoutMs?: number; wakeCheck?: boolean } = {}) {
   const fresh = await engine.fresh();
   const database: Database<SchedulerSchema> = await openDatabase<SchedulerSchema>(fresh.options);
   await migrate(database, 'scheduler', migrations);
   const clock = new ManualClock(startTime);
   const bearer = options.transportToken ?? transportToken;
-  const app = buildApp({ db: database.db, ping: () => database.ping(), clock, logger: silentLogger, transportToken: bearer, agentAuthSecret });
-  await app.ready();
   const receiver = await startWakeReceiver();
+  const checkWakeable = options.wakeCheck
+    ? httpWakeCheck({ url: receiver.url, token: 'wake-token', timeoutMs: options.wakeTimeoutMs ?? 2_000, clock, logger: silentLogger })
+    : undefined;
+  const app = buildApp({
+    db: database.db,
+    ping: () => database.ping(),
+    clock,
+    logger: silentLogger,
+    transportToken: bearer,
+    agentAuthSecret,
+    ...(checkWakeable && { checkWakeable }),
+  });
+  await app.ready();
   const repository = new AlarmsRepository(database.db, clock);
   const dispatchers: Dispatcher[] = [];
   const makeDispatcher = (leaseMs = 60_000, dispatcherRepository: AlarmsRepository = repository) => {

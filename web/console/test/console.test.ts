@@ -10,7 +10,7 @@ import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-
 import { compiled, gatedPlan, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import { launchBrowser, screenshot, screenshotBoth } from './browser.ts';
+import { desktop, launchBrowser, phone, screenshot, screenshotBoth } from './browser.ts';
 
 /*
  * The console in a real browser (Debian's Chromium through playwright-core) against the real platform (`platform up`
@@ -47,6 +47,7 @@ let receiptSeq = 0;
 let payer: SettlementClient;
 let link: Awaited<ReturnType<typeof startNetworkLink>>;
 let translator: Awaited<ReturnType<typeof startTranslator>>;
+const consoleErrors: string[] = [];
 
 /** A call to the router as the signed-in person, with the page's own token. */
 async function asUser(method: string, path: string, body?: unknown) {
@@ -94,6 +95,79 @@ async function tabTo(locator: Locator, presses: number): Promise<void> {
   assert.ok(await locator.evaluate((element) => element === element.ownerDocument.activeElement), `reached with at most ${presses} Tabs`);
 }
 
+/** Whether the element is drawn whole inside the window, not cut by a box around it nor covered (its middle is it). */
+async function inSight(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => {
+    // Up or down to it, as a person scrolls a page; never sideways inside a box (that is what must not be needed).
+    const window = element.ownerDocument.defaultView;
+    if (window === null) return false;
+    window.scrollBy(0, element.getBoundingClientRect().top - window.innerHeight / 2);
+    const rect = element.getBoundingClientRect();
+    const view = element.ownerDocument.documentElement;
+    const inside = rect.left >= 0 && rect.right <= view.clientWidth && rect.width > 0;
+    let clipped = false;
+    for (let box = element.parentElement; box; box = box.parentElement) {
+      const outer = box.getBoundingClientRect();
+      if (window.getComputedStyle(box).overflowX !== 'visible' && (rect.left < outer.left - 0.5 || rect.right > outer.right + 0.5)) clipped = true;
+    }
+    const hit = element.ownerDocument.elementFromPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
+    return inside && !clipped && hit !== null && element.contains(hit);
+  });
+}
+
+/** What `overflowing` reads of an element (this file is type-checked without the DOM's types). */
+interface PageElement {
+  tagName: string;
+  id: string;
+  className: unknown;
+  textContent: string | null;
+  namespaceURI: string | null;
+  clientWidth: number;
+  clientHeight: number;
+  scrollWidth: number;
+  parentElement: PageElement | null;
+  ownerDocument: { body: unknown };
+  getClientRects(): { length: number };
+  getBoundingClientRect(): { left: number; right: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+}
+
+/**
+ * Every element of the page (form fields and what is hidden on purpose aside) whose content is wider than its box, or
+ * that reaches past the window's sides: what a phone would cut off or scroll sideways. Run in the page, on `<html>`.
+ */
+function overflowing(view: PageElement): string[] {
+  const name = (element: PageElement) =>
+    `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className ? `.${String(element.className).split(' ').join('.')}` : ''} “${(element.textContent ?? '').trim().slice(0, 40)}”`;
+  // Visually hidden (a table's headings on a phone, a label for screen readers): one pixel, clipped, not seen.
+  const hidden = (element: PageElement) => {
+    for (let box: PageElement | null = element; box; box = box.parentElement)
+      if (box.clientWidth <= 1 && box.clientHeight <= 1 && box !== element.ownerDocument.body) return true;
+    return false;
+  };
+  const found: string[] = [];
+  if (view.scrollWidth > view.clientWidth) found.push(`the page is ${view.scrollWidth} px wide in a ${view.clientWidth} px window`);
+  for (const element of view.querySelectorAll('body *')) {
+    // HTML only (an SVG's parts are drawn inside its box), form fields aside (their text may run past their edge).
+    if (element.namespaceURI !== 'http://www.w3.org/1999/xhtml' || ['INPUT', 'TEXTAREA', 'SELECT', 'OPTION'].includes(element.tagName)) continue;
+    if (element.getClientRects().length === 0 || hidden(element)) continue;
+    const rect = element.getBoundingClientRect();
+    if (element.scrollWidth > element.clientWidth + 1) found.push(`${name(element)}: ${element.scrollWidth} px of content in ${element.clientWidth} px`);
+    else if (rect.right > view.clientWidth + 1 || rect.left < -1) found.push(`${name(element)}: from ${Math.round(rect.left)} to ${Math.round(rect.right)} px`);
+  }
+  return found;
+}
+
+/** The views of the navigation, with what shows each has loaded (its data, not only its frame). */
+const phoneViews: [string, (page: Page) => Locator][] = [
+  ['Alarms', (page) => page.locator('[data-testid="alarms"] tr[data-alarm]')],
+  ['Chat', (page) => page.getByTestId('stream-state').getByText('Live')],
+  ['Money', (page) => page.locator('[data-testid="batches"] li')],
+  ['Spend', (page) => page.locator('[data-testid="spend-intents"] tr[data-intent]')],
+  ['Memories', (page) => page.getByRole('heading', { name: 'Memories' })],
+  ['Market', (page) => page.getByRole('heading', { name: 'Your calls' })],
+];
+
 before(async () => {
   model = await startScriptedModel(chatScript);
   link = await startNetworkLink();
@@ -101,6 +175,11 @@ before(async () => {
   browser = await launchBrowser({ proxy: link.url });
   context = browser.context;
   page = await context.newPage();
+  // What the browser's console shows a person who opens its developer tools: a failed load is an error there too.
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
   if (process.env.CONSOLE_TEST_DEBUG) {
     page.on('console', (message) => console.error('page:', message.text()));
     page.on('requestfailed', (request) => console.error('failed:', request.url(), request.failure()?.errorText));
@@ -141,6 +220,9 @@ describe('the console in a browser', () => {
     assert.equal(url.search, '', 'no code or state left in the URL');
     assert.match((await page.evaluate(() => sessionStorage.getItem('console.session'))) ?? '', /"token":"ey/);
     await page.getByTestId('stream-state').getByText('Live').waitFor();
+    // A new user's first load: the transcript of a conversation not begun yet is empty (it was a 404, logged as an error).
+    await page.getByRole('heading', { name: 'Intents' }).waitFor();
+    assert.deepEqual(consoleErrors, [], 'no error in the browser console on the first load');
     await screenshotBoth(page, '01-signed-in');
   });
 
@@ -476,6 +558,33 @@ describe('the console in a browser', () => {
       .waitFor();
     await screenshotBoth(page, '16-market-receipt-tampered');
     await page.unroute('**/invocations/*/receipt');
+  });
+
+  it('on a phone (390 px): no element overflows its box, every view is in sight in the navigation, the alarms are cards with their Cancel whole', async () => {
+    await page.setViewportSize(phone);
+    try {
+      await page.goto(`${router}/console/#/alarms`);
+      const message = 'water the tomatoes on the balcony before the sun is up';
+      await page.getByLabel('Wake your agent with').fill(message);
+      await page.getByLabel('Minutes', { exact: true }).fill('45');
+      await page.getByRole('button', { name: 'Create alarm' }).click();
+      const cancel = page.getByRole('button', { name: `Cancel the alarm “${message}”` });
+      await cancel.waitFor();
+      assert.ok(await inSight(cancel), 'the Cancel button is whole and in sight (it was cut to “Canc”)');
+      const navigation = page.getByRole('navigation', { name: 'Views' });
+      for (const [label, ready] of phoneViews) {
+        const link = navigation.getByRole('link', { name: label, exact: true });
+        assert.ok(await inSight(link), `${label} is in sight in the navigation`);
+        await link.click();
+        await ready(page).first().waitFor();
+        assert.deepEqual(await page.locator('html').evaluate(overflowing as unknown as () => string[]), [], `on ${label} at 390 px`);
+        await screenshot(page, `16-phone-${label.toLowerCase()}`);
+      }
+    } finally {
+      await page.setViewportSize(desktop);
+      // The next scenario walks the page with the keyboard from its top, not from the link clicked last.
+      await page.reload();
+    }
   });
 
   it('with the keyboard only: skips to the content, sends a message and answers a gate with its second option, focus always shown', async () => {

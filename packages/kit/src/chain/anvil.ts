@@ -9,6 +9,8 @@ export interface LocalNode {
   url: string;
   /** The node's process id. */
   pid: number;
+  /** Settles when the process ends (how it ended), so a caller waiting for it to answer can stop waiting. */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,9 @@ export function startAnvil(options: AnvilOptions): Promise<LocalNode> {
   const args = ['--host', options.host, '--port', String(options.port), '--chain-id', String(options.chainId)];
   if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '30');
   const child = spawnBound(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal === null ? `anvil exited with code ${code}` : `anvil was ended by ${signal}`)),
+  );
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {
@@ -53,7 +58,7 @@ export function startAnvil(options: AnvilOptions): Promise<LocalNode> {
       child.stdout?.off('data', onData);
       // Drain so a chatty node never blocks on a full pipe.
       child.stdout?.resume();
-      resolve({ url: `http://${listening[1]}`, pid: child.pid as number, stop: () => stopChild(child) });
+      resolve({ url: `http://${listening[1]}`, pid: child.pid as number, exited, stop: () => stopChild(child) });
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', (chunk: Buffer) => options.logger.warn({ output: chunk.toString('utf8').slice(0, 2000) }, 'anvil wrote to stderr'));

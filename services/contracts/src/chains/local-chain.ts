@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAnvil } from '@platform/kit/chain/anvil';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type LocalNode, startAnvil } from '@platform/kit/chain/anvil';
 import { ConfigError } from '@platform/kit/config';
 import type { Logger } from 'pino';
 import { createPublicClient, type Hex, http } from 'viem';
@@ -26,10 +27,18 @@ interface ChainIdentity {
 /** Where a node this engine starts keeps its marker (slot 0): an address nothing deploys to. */
 const markerAddress = '0x000000000000000000000000000000000000c4a1';
 
+/** The local chain could not be brought up: one line saying why (its `code` keeps `platform up`'s message to it). */
+export class LocalChainError extends Error {
+  override name = 'LocalChainError';
+  readonly code = 'local_chain_unavailable';
+}
+
 /**
  * Makes sure the local development chain answers: a node already serving CONTRACTS_LOCAL_RPC_URL is used as it is;
  * otherwise, with CONTRACTS_LOCAL_NODE=anvil and a loopback URL, anvil is started there with its state kept in
- * DATA_DIR/anvil-state.json. A failure to start is logged, not fatal: compile and test work without a chain.
+ * DATA_DIR/anvil-state.json, and waited for until it answers (CONTRACTS_LOCAL_NODE_START_TIMEOUT_MS) or exits. When
+ * the chain cannot be brought up, CONTRACTS_LOCAL_CHAIN_REQUIRED (set by `platform up`) fails the start with a
+ * LocalChainError saying why; otherwise that is logged, not fatal: compile and test work without a chain.
  *
  * Whichever node it is, its identity (chain id, genesis hash) is recorded in DATA_DIR/local-chain.json the first time;
  * later, a node answering there that is another chain (someone else's node on the port: its remembered deployments are
@@ -43,7 +52,8 @@ export async function ensureLocalChain(
   logger: Logger,
 ): Promise<{ stop: () => Promise<void>; rpcUrl: string | undefined }> {
   const url = new URL(settings.localRpcUrl);
-  const answered = await chainIdentity(settings.localRpcUrl);
+  // Nothing listening is refused at once; a node that listens gets the engine's RPC timeout to answer.
+  const answered = await chainIdentity(settings.localRpcUrl, settings.rpcTimeoutMs).catch(() => undefined);
   if (answered !== undefined) {
     if (answered.chainId !== settings.localChainId)
       logger.warn(
@@ -64,12 +74,20 @@ export async function ensureLocalChain(
     }
     return { stop: async () => {}, rpcUrl: settings.localRpcUrl };
   }
-  if (settings.localNode !== 'anvil' || !loopbackHosts.has(url.hostname)) {
-    logger.warn({ url: settings.localRpcUrl }, 'no local node answers; the local chain is unavailable until one does');
+  const unavailable = (reason: string, error?: unknown) => {
+    if (settings.localChainRequired) throw new LocalChainError(`the local chain did not come up: ${reason}`, { cause: error });
+    logger.error({ url: settings.localRpcUrl, err: error, reason }, 'the local chain is unavailable');
     return { stop: async () => {}, rpcUrl: undefined };
-  }
+  };
+  if (settings.localNode !== 'anvil' || !loopbackHosts.has(url.hostname))
+    return unavailable(
+      settings.localNode === 'anvil'
+        ? `no node answers at ${settings.localRpcUrl}, and anvil is started only on a loopback address`
+        : `no node answers at ${settings.localRpcUrl} (CONTRACTS_LOCAL_NODE=external starts none)`,
+    );
+  let node: LocalNode | undefined;
   try {
-    const node = await startAnvil({
+    node = await startAnvil({
       host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname.replace(/^\[|\]$/g, ''),
       port: Number(url.port || 80),
       chainId: settings.localChainId,
@@ -77,13 +95,51 @@ export async function ensureLocalChain(
       binary: settings.anvilPath,
       logger,
     });
+    await untilAnswering(settings, node);
     logger.info({ url: node.url }, 'started anvil for the local chain');
-    await recordOwnNode(settings.localRpcUrl, dataDir, logger);
-    return { stop: () => node.stop(), rpcUrl: settings.localRpcUrl };
+    await recordOwnNode(settings, dataDir, logger);
+    const started = node;
+    return { stop: () => started.stop(), rpcUrl: settings.localRpcUrl };
   } catch (error) {
-    logger.error({ err: error }, 'could not start anvil; the local chain is unavailable');
-    return { stop: async () => {}, rpcUrl: undefined };
+    // A node that answers nothing useful is stopped, never left running beside a platform that does not use it.
+    await node?.stop();
+    return unavailable(error instanceof Error ? error.message : String(error), error);
   }
+}
+
+/**
+ * Waits for a node this engine just started to answer eth_chainId: "Listening" on its output comes before it serves
+ * requests, and on a busy machine a first request can take seconds. Each attempt has the engine's RPC timeout; the
+ * wait ends when it answers, at CONTRACTS_LOCAL_NODE_START_TIMEOUT_MS, or when the node exits.
+ */
+async function untilAnswering(settings: ChainSettings, node: LocalNode): Promise<void> {
+  const deadline = Date.now() + settings.localNodeStartTimeoutMs;
+  const stopWaiting = new AbortController();
+  const exited = node.exited.then((how) => {
+    throw new LocalChainError(`${how} before it answered at ${settings.localRpcUrl}`);
+  });
+  exited.catch(() => undefined);
+  let pause = 50;
+  let last: unknown;
+  try {
+    for (let remaining = settings.localNodeStartTimeoutMs; remaining > 0; remaining = deadline - Date.now()) {
+      try {
+        await Promise.race([rpc(settings.localRpcUrl, Math.min(settings.rpcTimeoutMs, remaining)).getChainId(), exited]);
+        return;
+      } catch (error) {
+        if (error instanceof LocalChainError) throw error;
+        last = error;
+      }
+      await Promise.race([delay(Math.min(pause, Math.max(deadline - Date.now(), 0)), undefined, { signal: stopWaiting.signal }), exited]);
+      pause = Math.min(pause * 2, 1_000);
+    }
+  } finally {
+    stopWaiting.abort();
+  }
+  const why = last instanceof Error ? `: ${last.message.split('\n')[0]}` : '';
+  throw new LocalChainError(
+    `anvil did not answer at ${settings.localRpcUrl} within ${settings.localNodeStartTimeoutMs / 1000} s (CONTRACTS_LOCAL_NODE_START_TIMEOUT_MS)${why}`,
+  );
 }
 
 /** The recorded chain is the one answering: same chain id and genesis, and the same marker when one was recorded. */
@@ -95,9 +151,9 @@ function sameChain(recorded: ChainIdentity, answered: ChainIdentity): boolean {
  * After starting anvil: the record names this node's chain, with a marker stored on it. The same chain (restarted from
  * its state file, which may predate the marker: it is written every 30 s) keeps its marker; a new one gets a new one.
  */
-async function recordOwnNode(rpcUrl: string, dataDir: string, logger: Logger): Promise<void> {
-  const started = await chainIdentity(rpcUrl);
-  if (started === undefined) return;
+async function recordOwnNode(settings: ChainSettings, dataDir: string, logger: Logger): Promise<void> {
+  const rpcUrl = settings.localRpcUrl;
+  const started = await chainIdentity(rpcUrl, settings.rpcTimeoutMs);
   const recorded = readIdentity(dataDir);
   const same = recorded !== undefined && recorded.chainId === started.chainId && recorded.genesisHash === started.genesisHash;
   if (same && recorded.marker !== undefined && recorded.marker === started.marker) return;
@@ -107,25 +163,22 @@ async function recordOwnNode(rpcUrl: string, dataDir: string, logger: Logger): P
       'the local node started with a new chain (its state file was lost?): deployments on the old one are gone',
     );
   const marker = (same ? recorded.marker : undefined) ?? (`0x${randomBytes(32).toString('hex')}` as Hex);
-  await rpc(rpcUrl).request({ method: 'anvil_setStorageAt' as never, params: [markerAddress, '0x0', marker] as never });
+  await rpc(rpcUrl, settings.rpcTimeoutMs).request({ method: 'anvil_setStorageAt' as never, params: [markerAddress, '0x0', marker] as never });
   writeIdentity(dataDir, { ...started, marker });
 }
 
-const rpc = (rpcUrl: string) => createPublicClient({ transport: http(rpcUrl, { timeout: 1_000, retryCount: 0 }) });
+const rpc = (rpcUrl: string, timeoutMs: number) => createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 0 }) });
 
-async function chainIdentity(rpcUrl: string): Promise<ChainIdentity | undefined> {
-  const client = rpc(rpcUrl);
-  try {
-    const [chainId, genesis, marker] = await Promise.all([
-      client.getChainId(),
-      client.getBlock({ blockNumber: 0n }),
-      client.getStorageAt({ address: markerAddress, slot: '0x0' }),
-    ]);
-    const stored = marker === undefined || /^0x0*$/.test(marker) ? {} : { marker };
-    return { chainId, genesisHash: genesis.hash, ...stored };
-  } catch {
-    return undefined;
-  }
+/** The identity of the chain a node serves; rejects when it does not answer within `timeoutMs`. */
+async function chainIdentity(rpcUrl: string, timeoutMs: number): Promise<ChainIdentity> {
+  const client = rpc(rpcUrl, timeoutMs);
+  const [chainId, genesis, marker] = await Promise.all([
+    client.getChainId(),
+    client.getBlock({ blockNumber: 0n }),
+    client.getStorageAt({ address: markerAddress, slot: '0x0' }),
+  ]);
+  const stored = marker === undefined || /^0x0*$/.test(marker) ? {} : { marker };
+  return { chainId, genesisHash: genesis.hash, ...stored };
 }
 
 function readIdentity(dataDir: string): ChainIdentity | undefined {

@@ -33,7 +33,8 @@ export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
 
   app.get('/conversations/:id', {
     schema: {
-      description: 'A conversation’s transcript, oldest first: user messages, say, status and notice entries.',
+      description:
+        'A conversation’s transcript, oldest first: user messages, say, status and notice entries. One that does not exist yet is empty (no entries), not a 404.',
       params: Type.Object({ id: conversationId }),
       querystring: Type.Object({
         after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only entries after this seq' })),
@@ -43,8 +44,8 @@ export function registerChatRoutes(app: ServiceApp, deps: RouteDeps): void {
     },
     handler: async (request) => {
       const entries = await deps.transcripts.read(request.params.id, { after: request.query.after ?? 0, limit: request.query.limit ?? 100 });
-      if (entries === undefined) throw new ServiceError('not_found', `no conversation ${request.params.id}`);
-      return { ok: true as const, data: { conversation_id: request.params.id, entries } };
+      // A new user's first page asks for `default` before anything was said: a conversation not begun is an empty one.
+      return { ok: true as const, data: { conversation_id: request.params.id, entries: entries ?? [] } };
     },
   });
 }

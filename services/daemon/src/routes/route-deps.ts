@@ -9,6 +9,7 @@ import type { IntentBook } from '../intents/intent-book.ts';
 import type { IntentRunner } from '../intents/intent-runner.ts';
 import type { ToolCatalogue } from '../tools/tool-catalogue.ts';
 import type { WakeInbox } from '../wake/wake-inbox.ts';
+import type { WakeKeys } from '../wake/wake-keys.ts';
 
 export interface RouteDeps {
   config: DaemonConfig;
@@ -20,6 +21,8 @@ export interface RouteDeps {
   chat: ChatService;
   transcripts: Transcripts;
   wakes: WakeInbox;
+  /** Keys the user linked whose alarms wake this agent too. */
+  wakeKeys: WakeKeys;
   tools: ToolCatalogue;
   clock: Clock;
   version: string;

@@ -24,6 +24,8 @@ const wakeBody = Type.Object(
     scheduled_for: Type.String({ maxLength: 64 }),
     fired_at: Type.String({ maxLength: 64 }),
     attempt: Type.Integer({ minimum: 0 }),
+    // The scheduler's check when an alarm is made (SCHEDULER_WAKE_CHECK): the daemon answers as for a wake, takes nothing.
+    check: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

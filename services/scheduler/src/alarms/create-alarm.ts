@@ -4,6 +4,7 @@ import type { Clock } from '@platform/kit/clock';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import { uuidv7 } from '@platform/kit/ids';
 import type { AlarmRow } from '../db/schema.ts';
+import type { CheckWakeable } from '../dispatch/wake-check.ts';
 import type { AlarmsRepository } from './alarms.repository.ts';
 import { isValidTimezone, parseCron } from './cron-schedule.ts';
 import { alarmLimits } from './limits.ts';
@@ -81,11 +82,20 @@ function normalise(
 /**
  * Creates an alarm for the principal, or returns the one its idempotency key already names. The key
  * is scoped to the owner DID; reusing it with different parameters is a client mistake (409). The
- * comparison hashes the request as sent (a `delay_seconds` replay matches even though "now" moved).
+ * comparison hashes the request as sent (a `delay_seconds` replay matches even though "now" moved). With
+ * `checkWakeable`, an alarm whose wakes the receiver would refuse is refused before it is written.
  */
-export async function createAlarm(repository: AlarmsRepository, clock: Clock, principal: PrincipalClaims, request: CreateAlarmRequest): Promise<AlarmRow> {
+export async function createAlarm(
+  repository: AlarmsRepository,
+  clock: Clock,
+  principal: PrincipalClaims,
+  request: CreateAlarmRequest,
+  checkWakeable?: CheckWakeable,
+): Promise<AlarmRow> {
   // A cron alarm's first occurrence is reckoned by the clock due-ness is judged by, so a skewed instance cannot skip or repeat it.
   const alarm = normalise(request, request.kind === 'cron' ? await repository.databaseNow() : clock.now());
+  // After the body's own checks (a malformed alarm wakes nobody to ask), before anything is written.
+  await checkWakeable?.(principal, request);
   const { fireAt, ...fields } = alarm;
   const request_hash = canonicalHash({
     ...fields,

@@ -28,12 +28,13 @@ const CreateAlarmBody = Type.Object(
 export function registerCreateAlarm(app: ServiceApp, deps: RouteDeps): void {
   app.post('/v1/alarms', {
     schema: {
-      description: 'Create an alarm for the calling agent (or return the one its idempotency key names).',
+      description:
+        'Create an alarm for the calling agent (or return the one its idempotency key names). With SCHEDULER_WAKE_CHECK, 403 `wake_refused` when the wake receiver says its wakes would be refused.',
       body: CreateAlarmBody,
       response: { 200: okSchema(Type.Object({ id: uuid(), next_fire_at: isoTime(), status: AlarmView.properties.status })) },
     },
     handler: async (request) => {
-      const row = await createAlarm(deps.repository, deps.clock, principalOf(request), request.body);
+      const row = await createAlarm(deps.repository, deps.clock, principalOf(request), request.body, deps.checkWakeable);
       return { ok: true as const, data: { id: row.id, next_fire_at: row.next_fire_at.toISOString(), status: row.status } };
     },
   });
