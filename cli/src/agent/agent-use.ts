@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { AgentKey } from '@platform/client/agent-key';
 import { readEnvelope } from '@platform/client/service-session';
 import { parseDid } from '@platform/kit/auth/did';
-import { wakeKeyMessage } from '../../../services/daemon/src/wake/wake-key-message.ts';
+import { wakeKeyMessage } from '@platform/kit/auth/wake-key-message';
 import { agentKeyPath, createAgentKeyFile, loadAgentKey } from './agent-key-file.ts';
 import { CommandFailure } from './command-output.ts';
 import { type CommandContext, type Env, useService } from './service-settings.ts';
@@ -32,13 +32,20 @@ export async function useAgent(context: CommandContext, env: Env, urlFlag: strin
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     if (daemon.token) headers.authorization = `Bearer ${daemon.token}`;
-    const response = await fetch(`${daemon.url.replace(/\/+$/, '')}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    return readEnvelope<T>(response);
+    const deadline = Date.now() + retryForMs;
+    for (;;) {
+      const response = await fetch(`${daemon.url.replace(/\/+$/, '')}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      // The router answers 503 (retry shortly) while it wakes the agent's environment: both requests are safe to repeat.
+      const wait = retryAfterMs(response);
+      if (wait === undefined || Date.now() + wait > deadline) return readEnvelope<T>(response);
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   };
   const me = await call<{ user_id: string; did: string }>('GET', '/me');
   const { key, userId, file, created } = keyFor(env, me.user_id);
@@ -49,6 +56,16 @@ export async function useAgent(context: CommandContext, env: Env, urlFlag: strin
   const signature = key.sign(wakeKeyMessage(me.did, key.did));
   const linked = await call<{ created: boolean }>('PUT', `/wake-keys/${encodeURIComponent(key.did)}`, { public_key: key.publicKeyHex, signature });
   return { did: key.did, public_key: key.publicKeyHex, user_id: userId, file, agent_did: me.did, key_created: created, linked: linked.created };
+}
+
+/** How long `agent use` keeps asking an environment that is waking (503 with Retry-After). */
+const retryForMs = 30_000;
+
+/** The wait a 503 asks for (its Retry-After, at most 5 s; 1 s without one), or undefined for any other answer. */
+function retryAfterMs(response: Response): number | undefined {
+  if (response.status !== 503) return undefined;
+  const seconds = Number(response.headers.get('retry-after') ?? '1');
+  return Math.min(Number.isFinite(seconds) && seconds > 0 ? seconds : 1, 5) * 1000;
 }
 
 /** The key the commands use (PLATFORM_AGENT_KEY or the file), or a new key file for the agent's user when there is none. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateAgentKey } from '@platform/client/agent-key';
+import { wakeKeyMessage } from '@platform/kit/auth/wake-key-message';
 import { freePort } from '@platform/kit/free-port';
 import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
-import { wakeKeyMessage } from '../src/wake/wake-key-message.ts';
 import { WakeKeys } from '../src/wake/wake-keys.ts';
 import { compiled, daemonToken, railScript, removeFolder, type Stack, startDaemon, startStack, type TestDaemon, toolStep, userId } from './harness.ts';
 

@@ -91,18 +91,26 @@ describe('settlement on PostgreSQL survives losing every database connection', {
       assert.equal(exited, undefined, `an instance exited; its output:\n${instance.output()}`);
     }
   }
-  /** Polls until exactly one instance says it is the sequencer, on a session other than `old`; answers its index. */
+  /**
+   * Polls until exactly one instance says it is the sequencer, on a session other than `old`, and has said so on three
+   * polls in a row (an instance that lost its session believes it leads until its next probe, up to a takeover poll
+   * period: a single reading could catch the two in passing); answers its index.
+   */
   async function newSequencer(old: number | undefined): Promise<number> {
     let leader = -1;
+    let steady = 0;
     await pollUntil(
       async () => {
         const holder = await lockHolder();
         const roles = await Promise.all([role(0), role(1)]).catch((): Array<string | undefined> => []);
-        leader = roles.indexOf('sequencer');
-        return holder !== undefined && holder !== old && roles.filter((r) => r === 'sequencer').length === 1 && roles.includes('standby');
+        const now = roles.indexOf('sequencer');
+        const settled = holder !== undefined && holder !== old && roles.filter((r) => r === 'sequencer').length === 1 && roles.includes('standby');
+        steady = settled && now === leader ? steady + 1 : settled ? 1 : 0;
+        leader = now;
+        return steady >= 3;
       },
       () => `a sequencer on a new session and a standby, outputs:\n${instances.map((instance) => instance.output()).join('\n---\n')}`,
-      { timeoutMs: 30_000, intervalMs: 20 },
+      { timeoutMs: 30_000, intervalMs: 60 },
     );
     return leader;
   }

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { canonicalDid, type ParsedDid, parseDid } from '@platform/kit/auth/did';
 import { publicKeyFromHex, verifyMessage } from '@platform/kit/auth/ed25519';
+import { wakeKeyMessage } from '@platform/kit/auth/wake-key-message';
 import type { Clock } from '@platform/kit/clock';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import { readJsonFile, writeFileDurably } from '../files/durable-files.ts';
-import { wakeKeyMessage } from './wake-key-message.ts';
 
 /** A key the user linked with this agent: alarms it makes on the scheduler wake the agent as its own do. */
 export interface WakeKey {

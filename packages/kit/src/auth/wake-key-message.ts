@@ -1,7 +1,7 @@
 /**
  * The text a key signs to be linked with an agent (`PUT /wake-keys/{did}`, `platform agent use`): it names the agent
- * the link is for, so a signature made for one daemon links the key with no other. No Node module here: the CLI
- * imports it without loading the daemon.
+ * the link is for, so a signature made for one daemon links the key with no other. In the kit: the daemon checks it and the CLI
+ * signs it, and neither imports the other.
  *
  * @example key.sign(wakeKeyMessage(me.did, key.did))
  */
