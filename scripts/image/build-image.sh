@@ -23,7 +23,7 @@ mkdir -p "$cache"
 
 # The tools, from Debian's packages; installed once (quick when present).
 missing=''
-for tool in podman:podman buildah:buildah mmdebstrap:mmdebstrap bwrap:bubblewrap tini-static:tini strip:binutils setpriv:util-linux; do
+for tool in strace:strace podman:podman buildah:buildah mmdebstrap:mmdebstrap bwrap:bubblewrap tini-static:tini strip:binutils setpriv:util-linux; do
   command -v "${tool%%:*}" > /dev/null || missing="$missing ${tool#*:}"
 done
 if [ -n "$missing" ]; then

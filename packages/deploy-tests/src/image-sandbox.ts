@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -68,7 +68,14 @@ export interface SandboxedProcess {
  * it), the root filesystem read-only, `data` (owned by that user) as the volume at /data, a private /tmp, its own pid
  * namespace with tini as pid 1, exactly `env` (the image's ENV and the service's settings) and the host's network.
  */
-export function runInImage(rootfs: string, config: ImageConfig, args: readonly string[], env: Record<string, string>, data: string): SandboxedProcess {
+export function runInImage(
+  rootfs: string,
+  config: ImageConfig,
+  args: readonly string[],
+  env: Record<string, string>,
+  data: string,
+  options: { trace?: string } = {},
+): SandboxedProcess {
   chownSync(data, imageUser, imageUser);
   const settings = { ...Object.fromEntries(config.Env.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)])), ...env };
   const bwrap = [
@@ -82,7 +89,11 @@ export function runInImage(rootfs: string, config: ImageConfig, args: readonly s
     // As an engine does: the image's CMD when the run names no arguments.
     ...(args.length > 0 ? args : config.Cmd),
   ];
-  const child = spawn('setpriv', [`--reuid=${imageUser}`, `--regid=${imageUser}`, '--clear-groups', 'bwrap', ...bwrap], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const sandboxed = ['setpriv', `--reuid=${imageUser}`, `--regid=${imageUser}`, '--clear-groups', 'bwrap', ...bwrap];
+  // With `trace`, every file the processes open (and every program they run) is written there: what runs needs.
+  const command =
+    options.trace === undefined ? sandboxed : ['strace', '-f', '-qq', '-e', 'trace=open,openat,execve', '-e', 'signal=none', '-o', options.trace, ...sandboxed];
+  const child = spawn(command[0] as string, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk;
@@ -98,7 +109,7 @@ export function runInImage(rootfs: string, config: ImageConfig, args: readonly s
     exited,
     descendants,
     async stop() {
-      const tini = descendants().find((pid) => commandLine(pid)[0] === config.Entrypoint[0]);
+      const tini = descendants().find((pid) => commandLine(pid)[0] === config.Entrypoint[0] && commandLine(pid).length > 1);
       if (tini !== undefined) process.kill(tini, 'SIGTERM');
       else child.kill('SIGTERM');
       return exited;
@@ -146,4 +157,24 @@ function descendantsOf(root: number): number[] {
   };
   visit(root);
   return found;
+}
+
+/**
+ * The files the traced processes opened or ran, that are regular files of the root filesystem (their paths are the
+ * sandbox's own), with their sizes: what the image needs at run time for what the trace exercised.
+ */
+export function openedFiles(traces: readonly string[], rootfs: string): Map<string, number> {
+  const files = new Map<string, number>();
+  for (const trace of traces)
+    for (const match of readFileSync(trace, 'utf8').matchAll(/(?:open|openat|execve)\((?:AT_FDCWD, |\d+, )?"([^"]+)"[^\n]*\) = \d+/g)) {
+      const path = match[1] as string;
+      if (!path.startsWith('/') || files.has(path)) continue;
+      try {
+        const stat = statSync(join(rootfs, path));
+        if (stat.isFile()) files.set(path, stat.size);
+      } catch {
+        // Not in the image (the host's /etc/hosts, /proc, /dev).
+      }
+    }
+  return files;
 }

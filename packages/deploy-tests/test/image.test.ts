@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pollUntil } from '@platform/testkit/eventually';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
-import { commandLine, type ImageConfig, imageUser, inspectImage, runInImage, uidsOf, unpackImage } from '../src/image-sandbox.ts';
+import { commandLine, type ImageConfig, imageUser, inspectImage, openedFiles, runInImage, uidsOf, unpackImage } from '../src/image-sandbox.ts';
 import { imageRuns } from '../src/image-services.ts';
 
 // The built image (scripts/image/build-image.sh prints its name; scripts/image/check-image.sh builds it and runs this
@@ -20,6 +20,8 @@ const skip =
       ? 'needs TEST_DATABASE_URL'
       : false;
 const repo = join(import.meta.dirname, '..', '..', '..');
+// PLATFORM_IMAGE_TRACE=<folder>: strace every start and sum what the services opened (scripts/image/check-image.sh).
+const traceDir = process.env.PLATFORM_IMAGE_TRACE;
 const pinnedNode = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).devDependencies.node as string;
 
 describe('the image', { skip }, () => {
@@ -81,11 +83,28 @@ describe('the image', { skip }, () => {
     assert.equal(run.output().trim(), `v${pinnedNode} ${imageUser}`);
   });
 
-  test('every service starts from its entrypoint, answers /healthz and its HEALTHCHECK, runs as the user, and stops cleanly on SIGTERM', async () => {
+  test("what only some deployments load is there too: the router's kubernetes provider, the connector's MCP proxy", async () => {
+    const load = runInImage(
+      unpacked.rootfs,
+      { ...config, Entrypoint: ['/usr/local/bin/node'] },
+      ['--input-type=module', '-e', "await import('/opt/platform/services/router/src/environments/kubernetes-provider.ts'); console.log('loaded')"],
+      {},
+      dataRoot,
+    );
+    assert.equal(await load.exited, 0, load.output());
+    const registry = runInImage(unpacked.rootfs, config, ['connector', 'registry'], {}, dataRoot);
+    assert.equal(await registry.exited, 0, registry.output());
+    assert.ok(Array.isArray(JSON.parse(registry.output()).tools), 'the connector registry prints its tools');
+  });
+
+  test('every service starts from its entrypoint, answers /healthz and its HEALTHCHECK, runs as the user, and stops cleanly on SIGTERM', async (t) => {
     database = await createTempDatabase(databaseUrl as string, 'platform');
+    const traces: string[] = [];
     for (const run of await imageRuns(database.url)) {
       const data = mkdtempSync(join(dataRoot, `${run.name}-`));
-      const started = runInImage(unpacked.rootfs, config, run.args, run.env, data);
+      const trace = traceDir === undefined ? undefined : join(traceDir, `${run.name}.trace`);
+      if (trace) traces.push(trace);
+      const started = runInImage(unpacked.rootfs, config, run.args, run.env, data, trace === undefined ? {} : { trace });
       try {
         await pollUntil(
           async () => {
@@ -121,6 +140,15 @@ describe('the image', { skip }, () => {
         /ERR_MODULE_NOT_FOUND|Cannot find (module|package)|"level":(50|60)/,
         `${run.name} logged no missing module and no error:\n${output}`,
       );
+    }
+    if (traceDir !== undefined) {
+      const files = openedFiles(traces, unpacked.rootfs);
+      const needed = [...files.values()].reduce((sum, size) => sum + size, 0);
+      const all = Number(execFileSync('du', ['-sb', unpacked.rootfs], { encoding: 'utf8' }).split('\t')[0]);
+      t.diagnostic(
+        `opened at run time by the ${traces.length} starts: ${files.size} files, ${(needed / 1e6).toFixed(1)} MB of the image's ${(all / 1e6).toFixed(1)} MB`,
+      );
+      writeFileSync(join(traceDir, 'opened-files.tsv'), [...files].map(([path, size]) => `${size}\t${path}`).join('\n'));
     }
   });
 });
