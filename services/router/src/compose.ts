@@ -49,6 +49,20 @@ export function daemonSecrets(roots: {
   return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...owned(userId) });
 }
 
+/** The provider ROUTER_PROVIDER names; the Kubernetes client (a large module) is loaded only when it is the one. */
+async function chooseProvider(
+  config: RouterConfig,
+  options: { clock: Clock; logger: Logger; secretsFor: (userId: string) => Record<string, string>; tokenFor: (userId: string) => string },
+): Promise<EnvironmentProvider> {
+  const { clock, logger, secretsFor } = options;
+  if (config.provider === 'fly' && config.fly) return new FlyProvider(config.fly, { secretsFor, daemonPort: config.daemonPort, logger });
+  if (config.provider === 'kubernetes' && config.kubernetes) {
+    const { KubernetesProvider } = await import('./environments/kubernetes-provider.ts');
+    return new KubernetesProvider(config.kubernetes, { secretsFor, daemonPort: config.daemonPort, clock, pollMs: config.probeIntervalMs, logger });
+  }
+  return new ProcessProvider(config.processProvider, { tokenFor: options.tokenFor, secretsFor, logger });
+}
+
 /** Everything between an open database and two listening apps, shared by main and the tests. */
 export async function composeRouter(
   database: Database<RouterSchema>,
@@ -59,11 +73,7 @@ export async function composeRouter(
   await migrate(database, serviceName, migrations);
   const daemonToken = daemonTokenFor(options.daemonTokenRoot);
   const secretsFor = daemonSecrets({ daemonTokenRoot: options.daemonTokenRoot, ownerTokenRoots: config.ownerTokenRoots });
-  const provider: EnvironmentProvider =
-    options.provider ??
-    (config.provider === 'fly' && config.fly
-      ? new FlyProvider(config.fly, { secretsFor, daemonPort: config.daemonPort, logger })
-      : new ProcessProvider(config.processProvider, { tokenFor: daemonToken, secretsFor, logger }));
+  const provider: EnvironmentProvider = options.provider ?? (await chooseProvider(config, { clock, logger, secretsFor, tokenFor: daemonToken }));
   const users = new UsersRepository(database.db, clock);
   const directory = new UserDirectory(users, clock);
   const unlisten = await database.listen(usersChannel, (id) => (id ? directory.invalidate(id) : directory.clear()));

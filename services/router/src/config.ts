@@ -33,6 +33,30 @@ export interface ProcessProviderSettings {
   readonly exitWithRouter: boolean;
 }
 
+/** The `kubernetes` provider: a StatefulSet of one, a PersistentVolumeClaim and a Secret per user, in one namespace. */
+export interface KubernetesSettings {
+  /** The API server; unset: KUBECONFIG, else the pod's own service account (in the cluster). */
+  readonly apiUrl: string | undefined;
+  /** A bearer for `apiUrl` (a service account token); with apiUrl only. */
+  readonly apiToken: string | undefined;
+  /** The CA that signed `apiUrl`'s certificate, when it is not a public one. */
+  readonly apiCaFile: string | undefined;
+  /** The namespace the daemons live in; unset: the router's own pod's namespace. */
+  readonly namespace: string | undefined;
+  readonly image: string;
+  /** `imagePullPolicy` of the daemons' pods. */
+  readonly imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
+  /** The size each user's claim asks for (a Kubernetes quantity, `1Gi`). */
+  readonly volumeSize: string;
+  /** The claims' storage class; unset: the cluster's default. */
+  readonly storageClass: string | undefined;
+  /** Labels every daemon's pod carries beside the provider's own (the chart's NetworkPolicies select them). */
+  readonly podLabels: Readonly<Record<string, string>>;
+  readonly memory: string;
+  readonly cpu: string;
+  readonly daemonEnv: Readonly<Record<string, string>>;
+}
+
 export interface FlySettings {
   readonly apiUrl: string;
   readonly apiToken: string;
@@ -82,7 +106,7 @@ export interface RouterConfig extends BaseConfig {
   readonly codyPort: number;
   /** `*` or exact origins. */
   readonly corsOrigins: readonly string[];
-  readonly provider: 'process' | 'fly';
+  readonly provider: 'process' | 'fly' | 'kubernetes';
   readonly defaultRegion: string;
   readonly wakeTimeoutMs: number;
   readonly proxyTimeoutMs: number;
@@ -92,6 +116,7 @@ export interface RouterConfig extends BaseConfig {
   readonly production: boolean;
   readonly processProvider: ProcessProviderSettings;
   readonly fly: FlySettings | undefined;
+  readonly kubernetes: KubernetesSettings | undefined;
   readonly console: ConsoleSettings;
   readonly publicReads: PublicReadSettings;
 }
@@ -189,6 +214,54 @@ function fly(env: Env): FlySettings | undefined {
   });
 }
 
+const quantity = /^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$/;
+const labelPart = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+function kubernetes(env: Env): KubernetesSettings | undefined {
+  if (read.string(env, 'ROUTER_PROVIDER', 'process') !== 'kubernetes') return undefined;
+  const image = read.optionalString(env, 'K8S_DAEMON_IMAGE');
+  if (image === undefined) throw new ConfigError('K8S_DAEMON_IMAGE is required with ROUTER_PROVIDER=kubernetes');
+  const apiUrl = read.optionalString(env, 'K8S_API_URL');
+  if (apiUrl !== undefined) read.url(env, 'K8S_API_URL', apiUrl, ['http:', 'https:'], false);
+  const apiToken = read.optionalString(env, 'K8S_API_TOKEN');
+  const apiCaFile = read.optionalString(env, 'K8S_API_CA_FILE');
+  if ((apiToken !== undefined || apiCaFile !== undefined) && apiUrl === undefined)
+    throw new ConfigError(`${apiToken !== undefined ? 'K8S_API_TOKEN' : 'K8S_API_CA_FILE'} is for K8S_API_URL, which is not set`);
+  const sized = (name: string, fallback: string) => {
+    const value = read.string(env, name, fallback);
+    if (!quantity.test(value)) throw new ConfigError(`${name} must be a Kubernetes quantity (for example ${fallback}), got "${value}"`);
+    return value;
+  };
+  const podLabels: Record<string, string> = {};
+  for (const pair of (read.optionalString(env, 'K8S_DAEMON_LABELS') ?? '').split(',').filter((part) => part.trim() !== '')) {
+    const [key, value, extra] = pair.trim().split('=');
+    const name = key?.split('/').at(-1) ?? '';
+    if (extra !== undefined || value === undefined || !labelPart.test(name) || (value !== '' && !labelPart.test(value)))
+      throw new ConfigError(`K8S_DAEMON_LABELS must be key=value pairs separated by commas, got "${pair.trim()}"`);
+    podLabels[key as string] = value;
+  }
+  const pullPolicy = read.string(env, 'K8S_IMAGE_PULL_POLICY', 'IfNotPresent');
+  if (pullPolicy !== 'Always' && pullPolicy !== 'IfNotPresent' && pullPolicy !== 'Never')
+    throw new ConfigError(`K8S_IMAGE_PULL_POLICY must be Always, IfNotPresent or Never, got "${pullPolicy}"`);
+  const namespace = read.optionalString(env, 'K8S_NAMESPACE');
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+    throw new ConfigError(`K8S_NAMESPACE must be a namespace name (lowercase letters, digits and -), got "${namespace}"`);
+  return Object.freeze({
+    apiUrl: apiUrl?.replace(/\/+$/, ''),
+    apiToken,
+    apiCaFile,
+    namespace,
+    image,
+    imagePullPolicy: pullPolicy,
+    volumeSize: sized('K8S_VOLUME_SIZE', '1Gi'),
+    storageClass: read.optionalString(env, 'K8S_STORAGE_CLASS'),
+    podLabels: Object.freeze(podLabels),
+    memory: sized('K8S_DAEMON_MEMORY', '256Mi'),
+    cpu: sized('K8S_DAEMON_CPU', '100m'),
+    daemonEnv: Object.freeze(daemonEnv(env)),
+  });
+}
+
 /**
  * The router's settings, parsed once. The spec lists ROUTER_ADDR, ROUTER_INTERNAL_ADDR, IDP_URL and DATABASE_URL as
  * required; in development they default (8443, 8081, no identity provider, embedded PGlite); with NODE_ENV=production
@@ -215,7 +288,8 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
   const internalAddress = address(env, 'ROUTER_INTERNAL_ADDR', { host: '127.0.0.1', port: env.PORT === '0' ? 0 : 8081 });
   const idp = identityProvider(env);
   const provider = read.string(env, 'ROUTER_PROVIDER', 'process');
-  if (provider !== 'process' && provider !== 'fly') throw new ConfigError(`ROUTER_PROVIDER must be process or fly, got "${provider}"`);
+  if (provider !== 'process' && provider !== 'fly' && provider !== 'kubernetes')
+    throw new ConfigError(`ROUTER_PROVIDER must be process, fly or kubernetes, got "${provider}"`);
   const daemonTokenRoot = read.string(env, 'PLATFORM_DAEMON_TOKEN', '');
   if (production) {
     if (idp === undefined) throw new ConfigError('IDP_URL is required in production');
@@ -258,6 +332,7 @@ export function loadConfig(env: Env, defaults: { daemonEntry: string; nodeFlags:
       exitWithRouter: read.boolean(env, 'ROUTER_DAEMONS_EXIT_WITH_ROUTER', false),
     }),
     fly: fly(env),
+    kubernetes: kubernetes(env),
     console: Object.freeze({
       dir: read.string(env, 'ROUTER_CONSOLE_DIR', defaults.consoleDir),
       clientId: read.string(env, 'ROUTER_CONSOLE_CLIENT_ID', 'platform-console'),

@@ -33,7 +33,7 @@ export const UserView = Type.Object({
   region: Type.String(),
   state: Type.String({ description: 'provisioning, active, suspended or deleted' }),
   environment: Type.Object({
-    provider: Type.String({ description: 'process or fly' }),
+    provider: Type.String({ description: 'process, fly or kubernetes' }),
     id: nullable(Type.String()),
     address: nullable(Type.String({ description: 'Its stable address; null where it moves' })),
     volume: nullable(Type.String()),
