@@ -28,6 +28,8 @@ export interface X402Payer {
   address: Hex;
   /** `fetch`, paying what a 402 asks. */
   pay: typeof fetch;
+  /** Sees the headers of each request `pay` sends (the bench reads the signed payment off it). */
+  onRequest: ((headers: Headers) => void) | undefined;
 }
 
 export async function startX402World(providerUrl: string, payerCount: number) {
@@ -53,7 +55,13 @@ export async function startX402World(providerUrl: string, payerCount: number) {
     await token.mint(account.address, fundedUnits);
     // The bench token is no default asset of x402's, so its spend controls (default assets only, $1 a payment) are off.
     const client = x402Client.fromConfig({ schemes: [{ network, client: new ExactEvmScheme(toClientEvmSigner(account)) }], spendControls: false });
-    payers.push({ address: account.address, pay: wrapFetchWithPayment(fetch, client) });
+    const payer: X402Payer = { address: account.address, pay: fetch, onRequest: undefined };
+    payer.pay = wrapFetchWithPayment((input, init) => {
+      const request = new Request(input, init);
+      payer.onRequest?.(request.headers);
+      return fetch(request);
+    }, client);
+    payers.push(payer);
   }
   const stop = async () => {
     seller.kill();
@@ -67,8 +75,13 @@ export async function startX402World(providerUrl: string, payerCount: number) {
 export type X402World = Awaited<ReturnType<typeof startX402World>>;
 
 /** One paid call through x402 (`args` as the marketplace's calls send them; `fail` makes the provider answer 500). */
-export async function x402Invoke(world: X402World, payer: X402Payer, args: Record<string, unknown>): Promise<Response> {
-  return payer.pay(`${world.seller.info.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+export async function x402Invoke(world: X402World, payer: X402Payer, args: Record<string, unknown>, onRequest?: (headers: Headers) => void): Promise<Response> {
+  payer.onRequest = onRequest;
+  try {
+    return await payer.pay(`${world.seller.info.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+  } finally {
+    payer.onRequest = undefined;
+  }
 }
 
 export function x402Call(world: X402World, payer: X402Payer): () => Promise<Outcome> {
