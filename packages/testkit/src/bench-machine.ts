@@ -12,9 +12,31 @@ import { cpuBetween, cpuSnapshot } from './cpu.ts';
 /** Cores above which a machine is too busy for a run worth reporting. */
 export const busyLimitCores = 0.5;
 
+/**
+ * The two kinds of 2-core machine sessions and CI land on, told apart by the processor's model name: a target that
+ * holds on one may not on the other (the AMD EPYC class moves about a third of the Xeon class's loopback throughput),
+ * so every bench names the class it ran on and each README quotes a run per class.
+ */
+export type MachineClass = 'Intel Xeon' | 'AMD EPYC' | 'other';
+
+const classNotes: Record<MachineClass, string> = {
+  'Intel Xeon': 'the faster of the two classes sessions and CI land on',
+  'AMD EPYC': "the slower class: about a third of the Xeon class's loopback throughput",
+  other: 'neither class sessions and CI land on: compare with care',
+};
+
+/** The class of a processor model name (`os.cpus()[0].model`). */
+export function machineClassOf(model: string): MachineClass {
+  if (/\bAMD EPYC\b/i.test(model)) return 'AMD EPYC';
+  if (/\bIntel\b.*\bXeon\b/i.test(model)) return 'Intel Xeon';
+  return 'other';
+}
+
 export interface BenchMachine {
   /** One line naming cores, model, memory and Node. */
   description: string;
+  /** Which of the machine classes this is (see MachineClass). */
+  machineClass: MachineClass;
   /** Cores busy, all processes together, over the sample taken before the run. */
   busyBefore: number;
   /** False when the machine was too busy and BENCH_ALLOW_BUSY let the run go on. */
@@ -42,14 +64,16 @@ export async function busyCores(sampleMs = 1_000): Promise<number> {
  */
 export async function benchPreamble(
   bench: string,
-  options: { env?: NodeJS.ProcessEnv; measureBusy?: () => Promise<number>; exit?: (code: number) => never } = {},
+  options: { env?: NodeJS.ProcessEnv; measureBusy?: () => Promise<number>; exit?: (code: number) => never; cpuModel?: string } = {},
 ): Promise<BenchMachine> {
   const env = options.env ?? process.env;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const description = describeMachine();
+  const machineClass = machineClassOf(options.cpuModel ?? os.cpus()[0]?.model ?? '');
   const busyBefore = await (options.measureBusy ?? busyCores)();
   console.log(`${bench} benchmark`);
   console.log(`machine: ${description}`);
+  console.log(`machine class: ${machineClass} (${classNotes[machineClass]})`);
   console.log(`machine busy before the run: ${Number.isNaN(busyBefore) ? '– (no /proc)' : `${busyBefore.toFixed(2)} cores`}`);
   const tooBusy = busyBefore > busyLimitCores;
   if (tooBusy && env.BENCH_ALLOW_BUSY !== '1') {
@@ -60,5 +84,5 @@ export async function benchPreamble(
     exit(3);
   }
   if (tooBusy) console.log('NOT REPORTABLE: BENCH_ALLOW_BUSY=1 on a busy machine; do not quote these figures');
-  return { description, busyBefore, reportable: !tooBusy };
+  return { description, machineClass, busyBefore, reportable: !tooBusy };
 }

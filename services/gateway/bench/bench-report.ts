@@ -50,7 +50,9 @@ function best(result: EngineResult) {
 
 export function printReport(all: EngineResult[], setup: ReportSetup): void {
   const { machine } = setup;
-  console.log(`\nmachine: ${machine.description}; busy before the run: ${cores(machine.busyBefore)} cores${machine.reportable ? '' : ' (NOT REPORTABLE)'}`);
+  console.log(
+    `\nmachine: ${machine.description} (class ${machine.machineClass}); busy before the run: ${cores(machine.busyBefore)} cores${machine.reportable ? '' : ' (NOT REPORTABLE)'}`,
+  );
   console.log(`postgres: ${setup.postgres}`);
   printLatencyTables(all, setup);
   printThroughputTable(all, setup.cores);

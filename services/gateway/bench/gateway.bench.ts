@@ -9,6 +9,7 @@
  *   BENCH_CONCURRENCY   calls in flight for the throughput runs (default 32,64,128,256)
  *   BENCH_VARIANTS      also run these shorter variants (default async,pglite): PostgreSQL with GATEWAY_ASYNC_COMMIT=true, PGlite
  *   BENCH_PROFILE       a folder: the gateway runs with --cpu-prof and writes its .cpuprofile there on stop
+ *   BENCH_PEERS         peer gateways run through the same phases after the PostgreSQL run (default portkey; none)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -25,6 +26,8 @@ import type { GatewaySchema } from '../src/db/schema.ts';
 import { type EngineResult, errorCount, ms, printReport, type Usage } from './bench-report.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
 import { type CallRun, type LoadProcess, startLoadProcess, type Target } from './load-process.ts';
+import { benchPortkey, type PeerPhases } from './peers/portkey.ts';
+import { printPortkeyComparison } from './peers/portkey-report.ts';
 import { startUpstreamProcess, type UpstreamProcess } from './upstream-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -32,6 +35,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '32,64,128,256').split(',').map(Number);
 const variants = (process.env.BENCH_VARIANTS ?? 'async,pglite').split(',');
 const profileDir = process.env.BENCH_PROFILE;
+const peers = (process.env.BENCH_PEERS ?? 'portkey').split(',');
 const fixedRate = 1_000;
 const actorCount = 1_000;
 const streamCount = 300;
@@ -55,12 +59,14 @@ let gateway: GatewayProcess | undefined;
 let db: TempDatabase | undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
 const results: EngineResult[] = [];
+let portkey: PeerPhases | undefined;
 
 try {
   upstream = await startUpstreamProcess(upstreamSettings);
   load = await startLoadProcess();
   db = await createTempDatabase(adminUrl);
   results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { database: { url: db.url, schema: 'gateway' }, full: true }));
+  if (peers.includes('portkey')) portkey = await benchPortkey(load, peerSettings());
   if (variants.includes('async')) {
     const syncDb = await createTempDatabase(adminUrl);
     try {
@@ -85,6 +91,7 @@ try {
     streams: { count: streamCount, concurrency: streamConcurrency, ...upstreamSettings },
     targets,
   });
+  if (portkey) printPortkeyComparison(results, portkey, machine);
 } finally {
   load?.kill();
   gateway?.kill();
@@ -177,6 +184,14 @@ async function runEngine(
   // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
   console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
   return { engine, fixed, serial, max, directMax, ...(streams ? { streams } : {}) };
+}
+
+/** The phases of the PostgreSQL run, for a peer gateway in front of the same upstream. */
+function peerSettings() {
+  const every = (upstreamSettings.chunks * upstreamSettings.chunkIntervalMs) / streamConcurrency;
+  const streams = { count: streamCount, concurrency: streamConcurrency, startEveryMs: every };
+  const upstreamUrl = (upstream as UpstreamProcess).info.url;
+  return { upstreamUrl, upstreamApiKey: 'sk-bench-upstream', body, streamBody, fixedRate, concurrencies, runSeconds: seconds, streams };
 }
 
 async function measure(work: () => Promise<CallRun>): Promise<{ run: CallRun; usage: Usage }> {

@@ -12,7 +12,8 @@ import { percentile } from '@platform/testkit/stats';
  * measurement. (node:http rather than fetch: see ARCHITECTURE.md, wake delivery.)
  */
 
-export type Target = 'direct' | 'gateway';
+/** The upstream called directly, the platform gateway in front of it, and a peer gateway (bench/peers/). */
+export type Target = 'direct' | 'gateway' | 'portkey';
 
 export interface TargetSetup {
   url: string;
@@ -114,14 +115,18 @@ function result(ok: number, errors: Map<string, number>, latencies: number[], se
 }
 
 const handlers = {
-  setup(args: { direct: TargetSetup; gateway: TargetSetup; maxSockets: number }): void {
+  /** The targets of the next runs (a run of the gateway sets up the gateway, a peer's run the peer). */
+  setup(args: { direct: TargetSetup; gateway?: TargetSetup; portkey?: TargetSetup; maxSockets: number }): void {
     agent.destroy();
     agent = new http.Agent({ keepAlive: true, maxSockets: args.maxSockets, keepAliveMsecs: 30_000 });
     for (const target of targets.values()) target.lean.close();
+    targets.clear();
     for (const [target, setup] of [
       ['direct', args.direct],
       ['gateway', args.gateway],
+      ['portkey', args.portkey],
     ] as const) {
+      if (!setup) continue;
       const base = new URL(setup.url);
       // The lean client writes its own content-type.
       const leanHeaders = setup.headers.map(({ 'content-type': _, ...rest }) => rest);

@@ -11,7 +11,8 @@
  *   BENCH_SECONDS       length of each throughput run (default 8)
  *   BENCH_CALLERS       counts of callers in flight, one throughput run each (default 32,128,256)
  *   BENCH_PARTS         paid,discovery (default both)
- *   BENCH_RAILS         hold,voucher (default both; the direct peer always runs), e.g. one rail for a CPU profile
+ *   BENCH_RAILS         hold,voucher,x402 (default all three; the direct peer always runs), e.g. one rail for a CPU profile;
+ *                       x402 is x402 v2 on a local anvil (bench/peers/x402.ts), and the charges table needs all three
  *   BENCH_PROFILE       a folder: settlement and the marketplace write CPU profiles there (one folder each) when they stop
  */
 import { benchPreamble } from '@platform/testkit/bench-machine';
@@ -22,16 +23,19 @@ import { createTempDatabase } from '@platform/testkit/temp-database';
 import { benchDiscovery } from './discovery.ts';
 import { directCall, holdCall, openChannel, voucherCall } from './paid-calls.ts';
 import { startPaidWorld } from './paid-world.ts';
+import { type ChargeRow, ourCharges, x402Charges } from './peers/charges.ts';
+import { printPeerTables } from './peers/peer-tables.ts';
+import { startX402World, x402Call } from './peers/x402.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const callerCounts = (process.env.BENCH_CALLERS ?? '32,128,256').split(',').map(Number);
 const parts = (process.env.BENCH_PARTS ?? 'paid,discovery').split(',');
-const rails = (process.env.BENCH_RAILS ?? 'hold,voucher').split(',');
+const rails = (process.env.BENCH_RAILS ?? 'hold,voucher,x402').split(',');
 const serialCalls = 400;
 const targets = { holdPerSecond: 1_000, voucherPerSecond: 2_000, voucherAddedP50Ms: 2, discoveryP99Ms: 20 };
 
-await benchPreamble('marketplace');
+const machine = await benchPreamble('marketplace');
 
 const fmt = (value: number, digits = 2) => value.toFixed(digits);
 const rate = (run: LoopTally) => run.ok / run.seconds;
@@ -39,7 +43,9 @@ const errors = (run: LoopTally) => [...run.errors].map(([label, count]) => `${la
 
 if (parts.includes('paid')) {
   const databases = { settlement: await createTempDatabase(adminUrl), marketplace: await createTempDatabase(adminUrl) };
-  const world = await startPaidWorld(databases, Math.max(...callerCounts));
+  // Two callers more than the largest run: the charges table's, whose balances nothing else moves.
+  const world = await startPaidWorld(databases, Math.max(...callerCounts) + 2);
+  const charges: ChargeRow[] = [];
   try {
     const serialOf = async (send: () => Promise<Outcome>) => {
       for (let i = 0; i < 50; i++) await send();
@@ -56,19 +62,33 @@ if (parts.includes('paid')) {
     const ourDatabases = [databases.settlement.name, databases.marketplace.name];
     // CPU per call in each process (and in the backends of the bench's own databases): comparable between runs
     // on a shared machine, where calls per second are not.
-    const measured = async (sends: ReadonlyArray<() => Promise<Outcome>>) => {
-      const from = cpuSnapshot(pids);
-      const run = await closedLoopEach(sends, seconds * 1000);
-      const used = cpuBetween(from, cpuSnapshot(pids));
-      const perCall = (cores: number) => (cores * 1000) / Math.max(rate(run), 1e-9);
-      const parts = [used.named(pids[0]), used.named(pids[1]), used.postgresOf(ourDatabases), used.named(pids[2])];
-      return { run, cpuMs: parts.map((cores) => fmt(perCall(cores), 3)).join(' / '), machine: fmt(used.machine) };
-    };
+    type Used = ReturnType<typeof cpuBetween>;
+    const measuredIn =
+      (processes: ReadonlyArray<number | undefined>, parts: (used: Used) => number[]) => async (sends: ReadonlyArray<() => Promise<Outcome>>) => {
+        const from = cpuSnapshot(processes);
+        const run = await closedLoopEach(sends, seconds * 1000);
+        const used = cpuBetween(from, cpuSnapshot(processes));
+        const perCall = (cores: number) => (cores * 1000) / Math.max(rate(run), 1e-9);
+        return {
+          run,
+          cpuMs: parts(used)
+            .map((cores) => fmt(perCall(cores), 3))
+            .join(' / '),
+          machine: fmt(used.machine),
+        };
+      };
+    const measured = measuredIn(pids, (used) => [used.named(pids[0]), used.named(pids[1]), used.postgresOf(ourDatabases), used.named(pids[2])]);
     type Row = { path: string; callers: number; serial: number[]; run: LoopTally; cpuMs: string; machine: string; target: string };
     /** A run per count of callers, each with the first `count` lanes; `judge` gets the best (the rail's capacity). */
-    const sweep = async (path: string, serial: number[], sends: ReadonlyArray<() => Promise<Outcome>>, judge: (best: LoopTally) => string) => {
+    const sweep = async (
+      path: string,
+      serial: number[],
+      sends: ReadonlyArray<() => Promise<Outcome>>,
+      judge: (best: LoopTally) => string,
+      measure = measured,
+    ) => {
       const runs: Row[] = [];
-      for (const count of callerCounts) runs.push({ path, callers: count, serial, ...(await measured(sends.slice(0, count))), target: '' });
+      for (const count of callerCounts) runs.push({ path, callers: count, serial, ...(await measure(sends.slice(0, count))), target: '' });
       const best = runs.reduce((a, b) => (rate(b.run) > rate(a.run) ? b : a));
       best.target = judge(best.run);
       return runs;
@@ -101,6 +121,26 @@ if (parts.includes('paid')) {
         `≥ ${targets.voucherPerSecond}/s: ${rate(best) >= targets.voucherPerSecond ? 'met' : 'NOT met'}; added p50 < ${targets.voucherAddedP50Ms} ms: ${addedMet ? 'met' : 'NOT met'}`;
       rows.push(...(await sweep('voucher rail (channel)', serial, sends, judge)));
     }
+    if (rails.includes('x402')) {
+      const x402 = await startX402World(world.providerUrl, Math.max(...callerCounts) + 1);
+      try {
+        const payers = x402.payers.slice(0, -1);
+        const sends = payers.map((payer) => x402Call(x402, payer));
+        await Promise.all(sends.map((send) => send()));
+        const serial = await serialOf(sends[0] as () => Promise<Outcome>);
+        const { seller, facilitator, chain } = x402;
+        const x402Pids = [seller.info.pid, facilitator.info.pid, chain.pid, process.pid];
+        const measure = measuredIn(x402Pids, (used) => x402Pids.map((pid) => used.named(pid)));
+        rows.push(...(await sweep('x402 v2 exact (CPU: seller / facilitator / anvil / callers+provider)', serial, sends, () => '', measure)));
+        if (rails.includes('hold') && rails.includes('voucher')) charges.push(...(await x402Charges(x402, x402.payers.at(-1) as (typeof x402.payers)[number])));
+      } finally {
+        await x402.stop();
+      }
+    }
+    if (rails.includes('hold') && rails.includes('voucher') && rails.includes('x402'))
+      charges.unshift(
+        ...(await ourCharges(world, world.callers.at(-2) as (typeof world.callers)[number], world.callers.at(-1) as (typeof world.callers)[number])),
+      );
     console.log(
       `\npaid calls, PostgreSQL, ${seconds} s per run; added latency with one call in flight (${serialCalls} calls); a target is judged on the rail's best run`,
     );
@@ -112,6 +152,7 @@ if (parts.includes('paid')) {
       console.log(
         `| ${row.path} | ${row.callers} | ${fmt(rate(row.run), 0)} | ${fmt(rate(row.run) / (peerRate.get(row.callers) ?? Number.NaN))}× | ${fmt(p50(row.run.latencies))} | ${fmt(p99(row.run.latencies))} | ${errors(row.run)} | ${fmt(p50(row.serial) - directP50)} | ${fmt(p99(row.serial) - p99(directSerial))} | ${row.cpuMs} | ${row.machine} | ${row.target} |`,
       );
+    printPeerTables(rows, charges, { directSerial, machine });
   } finally {
     await world.stop();
     await databases.settlement.drop();

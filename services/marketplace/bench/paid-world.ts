@@ -33,7 +33,9 @@ export async function startPaidWorld(databases: { settlement: TempDatabase; mark
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { args: unknown };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { args: { fail?: boolean } };
+        // A call asking for it fails, for the charges table: what each rail charges when the provider fails.
+        if (body.args?.fail === true) return response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"asked to fail"}');
         response.writeHead(200, { 'content-type': 'application/json' });
         response.end(JSON.stringify({ result: { echo: body.args }, units: 1 }));
       });
@@ -87,7 +89,13 @@ export async function startPaidWorld(databases: { settlement: TempDatabase; mark
     await client.close();
     await provider.close();
   }
-  return { providerUrl, settlement, marketplace, serviceId, callers, client, stop };
+  /** A caller's account at settlement (what it has and what is held). */
+  async function account(did: string): Promise<{ balance: string; held: string }> {
+    const answer = await client.request('GET', new URL(`/v1/account/${did}`, settlement.url), { headers: { authorization: `Bearer ${fleetToken}` } });
+    if (answer.status !== 200) throw new Error(`settlement answered ${answer.status} for the account of ${did}`);
+    return (answer.json as { data: { balance: string; held: string } }).data;
+  }
+  return { providerUrl, settlement, marketplace, serviceId, callers, client, account, stop };
 }
 
 export type PaidWorld = Awaited<ReturnType<typeof startPaidWorld>>;

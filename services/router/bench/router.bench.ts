@@ -25,7 +25,10 @@ const coldStarts = Number(process.env.BENCH_COLD_STARTS ?? 10);
 const admin = 'bench-admin-token';
 const fixed = (value: number, places = 2) => value.toFixed(places);
 
-await benchPreamble('router');
+const machine = await benchPreamble('router');
+/** Issue 36: the public hop adds no more at p99 than @fastify/http-proxy with its JWT check; issue 18's p50 and cold start. */
+const goals = { addedP50Ms: 1, coldStartP50Ms: 700 };
+const verdicts: Array<[string, string, boolean]> = [];
 
 const idp = new OAuth2Server();
 await idp.issuer.keys.generate('RS256');
@@ -74,7 +77,7 @@ try {
       ['plain node:http forwarder', `${peers.info.plain}/me`, {}],
     ];
     for (const [, url, headers] of targets) await load.ask('rate', { url, headers, perSecond: 200, seconds: 1 });
-    const results = [];
+    const results: Array<{ name: string; ok: number; errors: Record<string, number>; p50: number; p99: number; max: number }> = [];
     for (const [name, url, headers] of targets) results.push({ name, ...(await load.ask('rate', { url, headers, perSecond: rate, seconds })) });
     const direct = results[0] as (typeof results)[number];
     console.log(`\nGET /me of an awake daemon at ${rate} requests/s for ${seconds} s (open loop; latency from each request's due time), ms:`);
@@ -84,6 +87,14 @@ try {
       console.log(
         `| ${row.name} | ${row.ok} | ${Object.values(row.errors).reduce((sum, count) => sum + count, 0)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${row === direct ? '–' : fixed(row.p50 - direct.p50)} | ${row === direct ? '–' : fixed(row.p99 - direct.p99)} |`,
       );
+    const [, router, fastify] = results as [(typeof results)[number], (typeof results)[number], (typeof results)[number]];
+    const added = (row: (typeof results)[number], at: 'p50' | 'p99') => row[at] - direct[at];
+    verdicts.push([`added p50 at ${rate}/s < ${goals.addedP50Ms} ms`, `${fixed(added(router, 'p50'))} ms`, added(router, 'p50') < goals.addedP50Ms]);
+    verdicts.push([
+      `added p99 at ${rate}/s ≤ @fastify/http-proxy's (JWT check included)`,
+      `${fixed(added(router, 'p99'))} vs ${fixed(added(fastify, 'p99'))} ms`,
+      added(router, 'p99') <= added(fastify, 'p99'),
+    ]);
   } finally {
     peers.kill();
   }
@@ -101,6 +112,8 @@ try {
     `\nCold start to first byte with the process provider (${coldStarts} starts of a stopped daemon): p50 ${fixed(p50(firstBytes), 0)} ms, max ${fixed(Math.max(...firstBytes), 0)} ms`,
   );
 
+  verdicts.push([`cold start to first byte p50 < ${goals.coldStartP50Ms} ms`, `${fixed(p50(firstBytes), 0)} ms`, p50(firstBytes) < goals.coldStartP50Ms]);
+
   await stopAndRestore();
   const before = (await httpCall(internal, 'GET', '/healthz', {})).json.data.cold_starts.count;
   const burst = await load.ask('burst', { url: `${publicUrl}/me`, headers: asUser, count: 1000 });
@@ -108,6 +121,15 @@ try {
   console.log(
     `\n1,000 concurrent requests to a sleeping user: starts ${after - before}, errors ${burst.errors}, last answer after ${fixed(burst.lastMs, 0)} ms`,
   );
+  verdicts.push([
+    '1,000 concurrent requests to a sleeping user: one start, no error',
+    `${after - before} start(s), ${burst.errors} errors`,
+    after - before === 1 && burst.errors === 0,
+  ]);
+  console.log(`\ntargets on the ${machine.machineClass} class${machine.reportable ? '' : ' (NOT REPORTABLE: the machine was busy)'}`);
+  console.log('| target | measured | |');
+  console.log('|---|---:|---|');
+  for (const [target, measured, met] of verdicts) console.log(`| ${target} | ${measured} | ${met ? 'met' : '**not met**'} |`);
 } finally {
   load.kill();
   await router.stop();
