@@ -35,7 +35,7 @@ export const DeploymentView = Type.Object({
   runner: oneOf(['workerd', 'cloudflare']),
   status: oneOf(['build', 'deploy', 'running', 'failed', 'stopped'], 'The phase it is in, running, failed, or stopped once replaced'),
   current: Type.Boolean({ description: 'Whether the listing’s calls go to it' }),
-  failed_phase: nullable(oneOf(['build', 'deploy', 'running'])),
+  failed_phase: Type.Unsafe<string | null>({ type: ['string', 'null'], enum: ['build', 'deploy', 'running', null], description: 'The phase it failed in' }),
   failure: nullable(Type.String({ description: 'Why it failed, for a person (a build error names the file and line)' })),
   bindings: Type.Array(Binding),
   phases: Type.Array(Phase),
