@@ -26,7 +26,7 @@ export async function upload(
 
 /**
  * The test Worker: answers the provider protocol. `echo` returns its args and the VERSION binding, `throw` throws,
- * `fetch` fetches args.url, `secret` uses (and prints) the API_KEY secret.
+ * `fetch` fetches args.url, `secret` uses (and prints) the API_KEY secret, `slow` answers after 30 s (past its 300 ms).
  */
 export const workerModules = {
   'main.js': `import { greet } from './lib/greet.js';
@@ -36,6 +36,7 @@ export default {
     const call = await request.json();
     console.info('serving', call.operation);
     if (call.operation === 'throw') throw new Error('the worker fell over');
+    if (call.operation === 'slow') await new Promise((resolve) => setTimeout(resolve, 30_000));
     if (call.operation === 'fetch') {
       const answer = await fetch(call.args.url);
       return Response.json({ result: { status: answer.status, text: await answer.text() }, units: 1 });
@@ -69,7 +70,7 @@ export function hostedManifest(): Manifest {
     timeout_ms: 5_000,
     confidential: false,
     tags: ['hosted'],
-    operations: ['echo', 'throw', 'fetch', 'secret'].map(operation),
+    operations: [...['echo', 'throw', 'fetch', 'secret'].map(operation), { ...operation('slow'), timeout_ms: 300 }],
   };
 }
 

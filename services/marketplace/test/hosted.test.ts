@@ -139,6 +139,15 @@ for (const engine of testEngines()) {
       assert.ok(errors.every((entry) => entry.level === 'error'));
     });
 
+    test('a call past its time limit is cut off and released', async () => {
+      const caller = await market.fundedCaller('1');
+      const slow = await paidCall(caller, 'slow');
+      assert.equal(slow.status, 503, JSON.stringify(slow.body));
+      assert.equal(slow.body.detail.reason, 'provider_timeout');
+      assert.equal(slow.body.detail.charged, '0.000000');
+      assert.equal((await market.ledger.account(caller.did)).balance, '1.000000');
+    });
+
     test('egress outside the allowlist is refused and logged; the allowlisted host is reached', async () => {
       const caller = await market.fundedCaller('1');
       const allowed = await paidCall(caller, 'fetch', { url: `http://127.0.0.1:${origin.port}/` });

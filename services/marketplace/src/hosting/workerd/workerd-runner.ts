@@ -22,6 +22,8 @@ import { hostWorkerSource, workerdConfig } from './host-worker.ts';
 /** How long workerd has to listen after it was started (it compiles nothing of ours at start). */
 const startTimeoutMs = 15_000;
 const probeTimeoutMs = 10_000;
+/** How long workerd has to exit on SIGTERM before it is killed. */
+const stopGraceMs = 1000;
 
 /** The workerd binary of the npm package (its platform package's, e.g. @cloudflare/workerd-linux-64). */
 const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
@@ -98,7 +100,11 @@ export class WorkerdRunner implements HostedRunner {
     if (running.child.exitCode === null && running.child.signalCode === null) {
       const exited = new Promise((resolve) => running.child.once('exit', resolve));
       running.child.kill('SIGTERM');
+      // workerd drains requests a cut-off call left running in its isolates (a Worker's timers); the marketplace has
+      // already answered every call it will, so nothing is lost by not waiting for them.
+      const kill = setTimeout(() => running.child.kill('SIGKILL'), stopGraceMs);
       await exited;
+      clearTimeout(kill);
     }
     await rm(running.folder, { recursive: true, force: true });
   }
