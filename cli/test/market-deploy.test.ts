@@ -1,25 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '@platform/testkit/eventually';
+import { commandLineOf as commandOf, descendantPids as descendants } from '@platform/testkit/process-tree';
 import { platformBin } from '@platform/testkit/run-command';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
 import { generatePrivateKey } from 'viem/accounts';
 import { platform, tempFolder } from './agent-cli-harness.ts';
-
-/** The processes below `pid` (read from /proc). */
-async function descendants(pid: number): Promise<number[]> {
-  const children: number[] = [];
-  for (const task of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
-    const text = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '');
-    children.push(...text.split(' ').filter(Boolean).map(Number));
-  }
-  return (await Promise.all(children.map(async (child) => [child, ...(await descendants(child))]))).flat();
-}
-const commandOf = (pid: number) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
 
 const manifest = {
   version: 1,

@@ -1,13 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort } from '@platform/kit/free-port';
-import { eventually } from './eventually.ts';
 import { listenOnFreePort } from './local-server.ts';
+import { startWorkerd } from './workerd-process.ts';
 
 /** A script as the stand-in keeps it: what the upload's metadata and parts said. */
 export interface StandInScript {
@@ -18,8 +12,6 @@ export interface StandInScript {
   bindings: Array<{ type: string; name: string; text: string }>;
   modules: string[];
 }
-
-const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
 
 /*
  * The operator's side of Workers for Platforms, as a Worker in a real workerd: a dispatch Worker that takes
@@ -88,15 +80,12 @@ export async function startCloudflareStandIn(options: { accountId?: string; name
   const apiToken = options.apiToken ?? randomBytes(16).toString('hex');
   const dispatchToken = options.dispatchToken ?? randomBytes(16).toString('hex');
   const internalToken = randomBytes(16).toString('hex');
-  const folder = await mkdtemp(join(tmpdir(), 'cloudflare-standin-'));
-  const dispatchPort = await freePort();
-  await writeFile(join(folder, 'dispatch.js'), dispatchWorker);
-  await writeFile(
-    join(folder, 'config.capnp'),
-    `using Workerd = import "/workerd/workerd.capnp";
+  const workerd = await startWorkerd(
+    { 'dispatch.js': dispatchWorker },
+    (port) => `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "dispatch", worker = .dispatch), (name = "internet", network = (allow = ["public", "private", "local"])) ],
-  sockets = [ (name = "http", address = "127.0.0.1:${dispatchPort}", http = (), service = "dispatch") ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "dispatch") ],
 );
 const dispatch :Workerd.Worker = (
   modules = [ (name = "dispatch.js", esModule = embed "dispatch.js") ],
@@ -109,28 +98,15 @@ const dispatch :Workerd.Worker = (
   globalOutbound = "internet",
 );
 `,
+    { STANDIN_DISPATCH_TOKEN: dispatchToken, STANDIN_INTERNAL_TOKEN: internalToken },
   );
-  const workerd: ChildProcess = spawn(workerdBinary, ['serve', join(folder, 'config.capnp'), '--experimental'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { STANDIN_DISPATCH_TOKEN: dispatchToken, STANDIN_INTERNAL_TOKEN: internalToken },
-  });
-  const dispatchUrl = `http://127.0.0.1:${dispatchPort}`;
+  const dispatchUrl = workerd.url;
   const internal = (method: string, name: string, body?: unknown) =>
     fetch(`${dispatchUrl}/_standin/${name}`, {
       method,
       headers: { 'x-standin-token': internalToken, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  let listening = false;
-  await eventually(async () => {
-    if (workerd.exitCode !== null) throw new Error('the stand-in’s workerd exited');
-    listening = await internal('DELETE', 'probe').then(
-      (answer) => answer.ok,
-      () => false,
-    );
-    return listening;
-  }, 'the stand-in’s workerd listening');
-
   const scripts = new Map<string, StandInScript>();
   /** Every API request, `METHOD path`, in order. */
   const requests: string[] = [];
@@ -208,10 +184,7 @@ const dispatch :Workerd.Worker = (
     requests,
     async close() {
       await api.close();
-      const exited = new Promise((resolve) => workerd.once('exit', resolve));
-      workerd.kill('SIGKILL');
-      await exited;
-      await rm(folder, { recursive: true, force: true });
+      await workerd.stop();
     },
   };
 }
