@@ -1,6 +1,6 @@
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
-import { drained, lastEventIdHeaders, openSseSink, type SseSink, sseFrame, sseHeartbeat, ssePreamble } from '@platform/kit/http/sse';
+import { lastEventIdHeaders, openSseSink, type SseSink, sseFrame, sseHeartbeat, ssePreamble } from '@platform/kit/http/sse';
 import { nonJsonResponse } from '@platform/kit/wire-schemas';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -13,6 +13,8 @@ import type { RouteDeps } from './route-deps.ts';
 
 const levels = ['debug', 'info', 'warn', 'error'] as const;
 const heartbeatMs = 15_000;
+/** What a slow follower may leave unread before its stream is ended. */
+const maxBufferedBytes = 1024 * 1024;
 
 const LogQuery = Type.Object(
   {
@@ -92,11 +94,12 @@ export function registerHostedLogRoutes(app: ServiceApp, deps: RouteDeps): void 
       const held: LogLine[] = [];
       let sink: SseSink | undefined;
       let last = 0n;
-      const abort = new AbortController();
       const send = (line: LogLine) => {
         if (!sink || line.id <= last || !matches(line)) return;
         last = line.id;
-        if (!sink.write(sseFrame({ id: line.id, event: 'log', data: lineView(line) }))) void drained(sink, abort.signal);
+        sink.write(sseFrame({ id: line.id, event: 'log', data: lineView(line) }));
+        // A reader that falls this far behind is let go rather than buffered for: it resumes with Last-Event-ID.
+        if (sink.writableLength > maxBufferedBytes) sink.end();
       };
       const unfollow = deps.hosting.logs.follow(listing.id, (line) => (sink ? send(line) : held.push(line)));
       try {
@@ -119,7 +122,6 @@ export function registerHostedLogRoutes(app: ServiceApp, deps: RouteDeps): void 
       sink.once('close', () => {
         clearInterval(heartbeat);
         unfollow();
-        abort.abort();
         if (sink) open.delete(sink);
       });
     },
