@@ -37,6 +37,7 @@ Commands:
                    the agent's account on settlement (PLATFORM_SETTLEMENT_URL, LEDGER_TOKEN)
   receipt verify <seq>  check a settlement receipt, its checkpoint and proofs offline [--public-key <hex>]
   market search|quote|call  discover, quote and call paid services (PLATFORM_MARKETPLACE_URL; call: --max-payment)
+  market deploy|logs        upload and run a Worker in hosted mode, read its logs (PLATFORM_DEVELOPER_KEY)
                    (agent commands: --json for scripts, --url <service url>; exit 1 failed, 2 usage)
   help             show this text
 

@@ -27,7 +27,9 @@ type Operation = { name: string; price_per_unit: string; unit: string; max_units
  * signs only when the marketplace's terms are at most --max-payment (or PLATFORM_MARKET_MAX_PAYMENT); a call
  * without either is a usage error, so nothing is ever paid without a stated limit.
  */
-export async function run(_command: string, args: readonly string[], context: CommandContext): Promise<number> {
+export async function run(command: string, args: readonly string[], context: CommandContext): Promise<number> {
+  // Hosted mode's developer commands take options of their own.
+  if (args[0] === 'deploy' || args[0] === 'logs') return (await import('./market-hosted-command.ts')).run(command, args, context);
   const { values, positionals: words } = parseCommand(args, options);
   const [verb, ...rest] = positionals(words, 1, usage, { rest: true });
   const { MarketplaceClient } = await import('@platform/client/marketplace-client');

@@ -31,6 +31,17 @@ export interface MarketplaceConfig extends BaseConfig {
   /** How often the sweep settles what an interruption left open (holds, tabs, payouts). */
   readonly sweepSeconds: number;
   readonly trustProxy: boolean;
+  /** Where hosted Workers run: `workerd` on this machine, or `cloudflare` (Workers for Platforms). */
+  readonly hostedRunner: 'workerd' | 'cloudflare';
+  /** Workers for Platforms: the API base, account, dispatch namespace, API token, and the dispatch Worker calls go to. */
+  readonly cloudflare: {
+    readonly apiUrl: string;
+    readonly accountId: string;
+    readonly namespace: string;
+    readonly apiToken: string;
+    readonly dispatchUrl: string;
+    readonly dispatchToken: string;
+  };
 }
 
 /** Used when MARKETPLACE_AGENT_AUTH_SECRET is empty outside production: tokens then prove nothing. */
@@ -67,6 +78,25 @@ export function loadConfig(env: Env): MarketplaceConfig {
   const registryAddress = read.string(env, 'MARKETPLACE_REGISTRY_ADDRESS', '');
   if (registryAddress !== '' && !evmAddress.test(registryAddress))
     throw new ConfigError('MARKETPLACE_REGISTRY_ADDRESS must be a 0x-prefixed 20-byte hex address');
+  const hostedRunner = read.string(env, 'MARKETPLACE_HOSTED_RUNNER', 'workerd');
+  if (hostedRunner !== 'workerd' && hostedRunner !== 'cloudflare')
+    throw new ConfigError(`MARKETPLACE_HOSTED_RUNNER must be workerd or cloudflare, got "${hostedRunner}"`);
+  const cloudflare = {
+    apiUrl: read.url(env, 'MARKETPLACE_CLOUDFLARE_API_URL', 'https://api.cloudflare.com/client/v4', ['http:', 'https:']),
+    accountId: read.string(env, 'MARKETPLACE_CLOUDFLARE_ACCOUNT_ID', ''),
+    namespace: read.string(env, 'MARKETPLACE_CLOUDFLARE_NAMESPACE', ''),
+    apiToken: read.string(env, 'MARKETPLACE_CLOUDFLARE_API_TOKEN', ''),
+    dispatchUrl: read.string(env, 'MARKETPLACE_CLOUDFLARE_DISPATCH_URL', ''),
+    dispatchToken: read.string(env, 'MARKETPLACE_CLOUDFLARE_DISPATCH_TOKEN', ''),
+  };
+  if (hostedRunner === 'cloudflare')
+    for (const [name, value] of [
+      ['MARKETPLACE_CLOUDFLARE_ACCOUNT_ID', cloudflare.accountId],
+      ['MARKETPLACE_CLOUDFLARE_NAMESPACE', cloudflare.namespace],
+      ['MARKETPLACE_CLOUDFLARE_API_TOKEN', cloudflare.apiToken],
+      ['MARKETPLACE_CLOUDFLARE_DISPATCH_URL', cloudflare.dispatchUrl],
+    ] as const)
+      if (value === '') throw new ConfigError(`${name} is required with MARKETPLACE_HOSTED_RUNNER=cloudflare`);
   const rpcUrl = read.string(env, 'MARKETPLACE_RPC_URL', '');
   if (rpcUrl !== '' && !/^https?:\/\//.test(rpcUrl)) throw new ConfigError(`MARKETPLACE_RPC_URL must be an http(s) URL, got "${rpcUrl}"`);
   return Object.freeze({
@@ -88,5 +118,7 @@ export function loadConfig(env: Env): MarketplaceConfig {
     authRate: read.bucketRate(env, 'MARKETPLACE_RATE_AUTH', { perSecond: 10, burst: 20 }),
     sweepSeconds: read.integer(env, 'MARKETPLACE_SWEEP_SECONDS', 30, { min: 1, max: 3_600 }),
     trustProxy: read.boolean(env, 'MARKETPLACE_TRUST_PROXY', false),
+    hostedRunner,
+    cloudflare: Object.freeze(cloudflare),
   });
 }

@@ -11,6 +11,7 @@ import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { MarketplaceSchema } from './db/schema.ts';
 import { createDeveloperAuth } from './developers/developer-auth.ts';
+import { createHosting } from './hosting/hosting.ts';
 import { loadIdentity } from './identity.ts';
 import { createPayments } from './payments/payments.ts';
 
@@ -28,9 +29,14 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const clock = systemClock;
   const secret = config.agentAuthSecret || developmentSecret;
   const tokenKey = deriveTokenKey(secret, serviceName);
-  const payments = createPayments({ db: database.db, clock, logger, config, identity });
+  // The listing cache is the payments'; a deployment switch makes it forget the listing at once.
+  const forget = { listing: (_id: string) => {} };
+  const hosting = createHosting({ db: database.db, clock, logger, config, secret, switched: (id) => forget.listing(id) });
+  await hosting.recover();
+  const payments = createPayments({ db: database.db, clock, logger, config, identity, hosted: hosting.calls });
+  forget.listing = (id) => payments.desk.listings.forget(id);
   const developers = createDeveloperAuth({ db: database.db, clock, secret, config });
-  const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments };
+  const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments, hosting };
   const app = buildApp({ ...deps, ping: () => database.ping() });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const stopSweeping = payments.startSweeping();
@@ -39,7 +45,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
-    shutdownSteps: [async () => stopNoncePurge(), stopSweeping, () => payments.close(), () => database.close()],
+    shutdownSteps: [async () => stopNoncePurge(), stopSweeping, () => payments.close(), () => hosting.close(), () => database.close()],
   });
   logger.info({ url: running.url, database: database.location, did: identity.agent.did, signer: identity.signer.address }, 'marketplace listening');
   return { ...running, name: serviceName, dataLocation: database.location };

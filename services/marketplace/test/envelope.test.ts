@@ -6,7 +6,7 @@ import { signIn } from './developer-fixtures.ts';
 import { type Marketplace, startMarketplace } from './harness.ts';
 
 const engine = testEngines()[0];
-describe('the spec’s error envelope, hosted mode and the body limit', () => {
+describe('the spec’s error envelope, the hosted routes and the body limit', () => {
   let market: Marketplace;
   before(async () => {
     market = await startMarketplace(engine as NonNullable<typeof engine>);
@@ -15,30 +15,31 @@ describe('the spec’s error envelope, hosted mode and the body limit', () => {
 
   const id = '01a212a7-1f86-7f46-8e3a-d9fa65957714';
 
-  test('hosted-mode routes answer a developer 501 service_unavailable saying so, whatever the body, and anyone else 401', async () => {
+  test('hosted-mode routes answer anyone without credentials 401 and a developer 404 for an unknown listing, in the envelope, whatever the body', async () => {
     const developer = await signIn(market);
     const routes: Array<['GET' | 'POST', string]> = [
       ['POST', `/v1/services/${id}/artifacts`],
       ['POST', `/v1/services/${id}/deploy`],
       ['POST', `/v1/services/${id}/redeploy`],
       ['GET', `/v1/services/${id}/deployments`],
-      ['GET', `/v1/services/${id}/deployments/d-1`],
+      ['GET', `/v1/services/${id}/deployments/${id}`],
       ['GET', `/v1/services/${id}/logs`],
     ];
     for (const [method, url] of routes) {
+      const upload = url.endsWith('/artifacts');
       const send = (headers: Record<string, string>) =>
         market.app.inject({
           method,
           url,
-          headers: { 'content-type': 'multipart/form-data; boundary=x', ...headers },
-          ...(method === 'POST' ? { payload: '--x\r\n\r\nbytes\r\n--x--' } : {}),
+          headers: method === 'GET' ? headers : { 'content-type': upload ? 'multipart/form-data; boundary=x' : 'application/json', ...headers },
+          ...(method === 'GET' ? {} : { payload: upload ? '--x\r\n\r\nbytes\r\n--x--' : '{}' }),
         });
       assert.equal((await send({})).statusCode, 401, url);
       const answer = await send(developer.headers);
-      assert.equal(answer.statusCode, 501, url);
       const body = answer.json();
-      assert.equal(body.error, 'service_unavailable');
-      assert.match(body.message, /hosted mode/);
+      assert.equal(answer.statusCode, 404, url);
+      assert.equal(body.error, 'not_found');
+      assert.equal(typeof body.message, 'string');
       assert.equal(typeof body.detail, 'object');
       assert.equal(body.ok, false);
     }

@@ -12,6 +12,8 @@ import { loadConfig, type MarketplaceConfig } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { MarketplaceSchema } from '../src/db/schema.ts';
 import { createDeveloperAuth, type DeveloperAuth } from '../src/developers/developer-auth.ts';
+import { createHosting } from '../src/hosting/hosting.ts';
+import type { HostedRunner } from '../src/hosting/runner.ts';
 import { loadIdentity } from '../src/identity.ts';
 import { createPayments } from '../src/payments/payments.ts';
 
@@ -26,6 +28,8 @@ export interface HarnessOptions {
   clock?: ManualClock;
   /** Developer authentication in place of the service's own (a test stand-in until the registry's is built). */
   developers?: DeveloperAuth;
+  /** A hosted runner in place of the settings' (workerd): a test's own or one shared by a file. */
+  runner?: HostedRunner;
   /** Migrations in place of `migrations.ts` (one not registered there yet). */
   migrations?: Record<string, Migration>;
 }
@@ -55,10 +59,35 @@ export async function startMarketplace(engine: TestEngine, options: HarnessOptio
   const identity = loadIdentity(config);
   const tokenKey = deriveTokenKey(agentAuthSecret, serviceName);
   const developers = options.developers ?? createDeveloperAuth({ db: database.db, clock, secret: agentAuthSecret, config });
-  const payments = createPayments({ db: database.db, clock, logger: silentLogger, config, identity });
-  const deps = { db: database.db, clock, logger: silentLogger, config, identity, tokenKey, developers, payments };
-  const app = buildApp({ ...deps, ping: () => database.ping() });
-  await app.ready();
+  /** The service on the database: built at start, and again by restart (the database and its data stay). */
+  async function assemble() {
+    const forget = { listing: (_id: string) => {} };
+    const hosting = createHosting({
+      db: database.db,
+      clock,
+      logger: silentLogger,
+      config,
+      secret: agentAuthSecret,
+      switched: (id) => forget.listing(id),
+      ...(options.runner ? { runner: options.runner } : {}),
+    });
+    await hosting.recover();
+    const payments = createPayments({ db: database.db, clock, logger: silentLogger, config, identity, hosted: hosting.calls });
+    forget.listing = (id) => payments.desk.listings.forget(id);
+    const deps = { db: database.db, clock, logger: silentLogger, config, identity, tokenKey, developers, payments, hosting };
+    const app = buildApp({ ...deps, ping: () => database.ping() });
+    await app.ready();
+    return { app, deps, payments, hosting };
+  }
+  let service = await assemble();
+
+  async function stopService() {
+    await service.app.close();
+    await service.payments.close();
+    // A runner the test handed in is the test's to close (a file shares one across its marketplaces).
+    if (options.runner) await service.hosting.logs.flushed();
+    else await service.hosting.close();
+  }
 
   async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, callOptions: CallOptions = {}) {
     const headers: Record<string, string> = { ...callOptions.headers };
@@ -66,7 +95,7 @@ export async function startMarketplace(engine: TestEngine, options: HarnessOptio
       headers.authorization = `Bearer ${callOptions.caller.token}`;
       headers['x-caller-did'] = callOptions.caller.did;
     }
-    const response = await app.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
+    const response = await service.app.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
     return {
       status: response.statusCode,
       headers: response.headers,
@@ -86,13 +115,33 @@ export async function startMarketplace(engine: TestEngine, options: HarnessOptio
   }
 
   async function close() {
-    await app.close();
-    await payments.close();
+    await stopService();
     await database.close();
     await fresh.dispose();
   }
 
-  return { app, clock, database, config, identity, deps, call, caller, close };
+  /** Stops the service and starts it again on the same database, as a process restart would. */
+  async function restart() {
+    await stopService();
+    service = await assemble();
+  }
+
+  return {
+    get app() {
+      return service.app;
+    },
+    get deps() {
+      return service.deps;
+    },
+    clock,
+    database,
+    config,
+    identity,
+    call,
+    caller,
+    close,
+    restart,
+  };
 }
 
 export type Marketplace = Awaited<ReturnType<typeof startMarketplace>>;

@@ -98,7 +98,9 @@ for (const engine of testEngines()) {
       ]);
       const missing = await m.call('POST', '/v1/services', { headers: dev.headers, body: { manifest: { version: 1 } } });
       const missingPaths = (missing.body.detail.problems as { path: string }[]).map((problem) => problem.path);
-      for (const field of ['display_name', 'summary', 'kind', 'endpoint', 'operations']) assert.ok(missingPaths.includes(`/manifest/${field}`), field);
+      for (const field of ['display_name', 'summary', 'kind', 'operations']) assert.ok(missingPaths.includes(`/manifest/${field}`), field);
+      // A manifest without an endpoint is a hosted listing's: its calls go to its running deployment.
+      assert.ok(!missingPaths.includes('/manifest/endpoint'));
       const badDid = await m.call('POST', '/v1/services', { headers: dev.headers, body: { manifest: testManifest(), payout_did: 'alice' } });
       assert.equal(badDid.status, 400);
       assert.equal(badDid.body.detail.problems[0].path, '/payout_did');

@@ -1,7 +1,7 @@
 import { seededRandom } from '../seeded-random.ts';
 import { compiled } from './answers.ts';
 import type { JsonSchema, SweepOperation } from './operations.ts';
-import { type BadValue, badBodies, badJsonValues, badUrlValues, memberPaths, type Samples, sampleValue } from './values.ts';
+import { type BadValue, badBodies, badJsonValues, badMultipartBodies, badUrlValues, memberPaths, type Samples, sampleValue } from './values.ts';
 
 /**
  * What an answer must be: `unauthorized` 401; `refused` a 4xx (the input is wrong whatever the route does); `answered`
@@ -30,6 +30,18 @@ export interface CaseOptions {
   /** How many of an operation's cases that need not be refused are sent (chosen by the seed); every certain one is. */
   maxOpenCases: number;
 }
+
+/** A body that is not JSON (a multipart upload), given as its bytes and content type, for `bodies`. */
+export interface RawBody {
+  contentType: string;
+  text: string;
+}
+
+/** Marks a raw body for the sweep's `bodies`: `bodies: { 'POST /upload': rawBody(contentType, text) }`. */
+export const rawBody = (contentType: string, text: string): RawBody => ({ contentType, text });
+
+const isRawBody = (value: unknown): value is RawBody =>
+  typeof value === 'object' && value !== null && typeof (value as RawBody).contentType === 'string' && typeof (value as RawBody).text === 'string';
 
 const placeholder = '"__sweep_value__"';
 const garbage = 'sweep-not-a-credential';
@@ -64,6 +76,7 @@ export function casesFor(operation: SweepOperation, options: CaseOptions): Sweep
   const given = options.bodies[operation.id];
   const minimal = jsonBody ? (given ?? sampleValue(jsonBody.schema, { seed, samples: options.samples })) : undefined;
   const full = jsonBody ? sampleValue(jsonBody.schema, { seed, samples: options.samples, full: true }) : undefined;
+  const raw = !jsonBody && isRawBody(given) ? given : undefined;
 
   const make = (
     label: string,
@@ -72,9 +85,9 @@ export function casesFor(operation: SweepOperation, options: CaseOptions): Sweep
   ): SweepCase => {
     const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => change.path?.[name] ?? pathValues[name] ?? 'x');
     const query = change.query ?? requiredQuery;
-    const body = change.body === null ? undefined : (change.body ?? (minimal === undefined ? undefined : JSON.stringify(minimal)));
+    const body = change.body === null ? undefined : (change.body ?? raw?.text ?? (minimal === undefined ? undefined : JSON.stringify(minimal)));
     const headers: Record<string, string> = { ...credentials, ...requiredHeaders, ...change.headers };
-    if (body !== undefined) headers['content-type'] = change.contentType ?? 'application/json';
+    if (body !== undefined) headers['content-type'] = change.contentType ?? (change.body === undefined ? raw?.contentType : undefined) ?? 'application/json';
     const search = query.length === 0 ? '' : `?${query.map(([name, value]) => `${name}=${value}`).join('&')}`;
     return { operation, label, method: operation.method, url: `${path}${search}`, headers, body, expect };
   };
@@ -112,6 +125,9 @@ export function casesFor(operation: SweepOperation, options: CaseOptions): Sweep
     add(make('an unknown member', bodyExpectation(unknown, false), { body: unknown }));
     for (const bad of badBodies)
       add(make(`body: ${bad.label}`, bodyExpectation(bad.text, bad.certain), { body: bad.text, ...(bad.contentType ? { contentType: bad.contentType } : {}) }));
+  } else if (operation.body?.contentType.startsWith('multipart/form-data')) {
+    for (const bad of badMultipartBodies) add(make(`body: ${bad.label}`, 'refused', { body: bad.text, contentType: bad.contentType }));
+    if (raw) add(make('body: the upload cut in half', 'refused', { body: raw.text.slice(0, Math.floor(raw.text.length / 2)), contentType: raw.contentType }));
   } else if (operation.body === undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(operation.method))
     add(make('a body the route does not declare', 'refused', { body: '{"sweep_probe":1}' }));
 

@@ -111,6 +111,27 @@ export const badBodies: ReadonlyArray<{ label: string; text: string; contentType
   { label: 'a form', text: 'a=1', contentType: 'application/x-www-form-urlencoded', certain: true },
 ];
 
+/**
+ * Bodies no multipart route can read: not multipart, no boundary, a part cut off, JSON where a form is declared.
+ * The well-formed upload the test gives (`rawBody`) is sent too, and cut in half.
+ */
+export const badMultipartBodies: ReadonlyArray<{ label: string; text: string; contentType: string }> = [
+  { label: 'multipart that is not', text: 'not a form', contentType: 'multipart/form-data; boundary=sweep' },
+  { label: 'multipart without a boundary', text: '--sweep\r\n\r\n--sweep--\r\n', contentType: 'multipart/form-data' },
+  {
+    label: 'a part that never ends',
+    text: '--sweep\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"main',
+    contentType: 'multipart/form-data; boundary=sweep',
+  },
+  { label: 'an empty form', text: '--sweep--\r\n', contentType: 'multipart/form-data; boundary=sweep' },
+  {
+    label: 'a NUL in a part name',
+    text: '--sweep\r\nContent-Disposition: form-data; name="a\u0000.js"; filename="a.js"\r\n\r\nexport default {}\r\n--sweep--\r\n',
+    contentType: 'multipart/form-data; boundary=sweep',
+  },
+  { label: 'JSON where a form is declared', text: '{"metadata":{}}', contentType: 'application/json' },
+];
+
 export function typeOf(schema: JsonSchema | undefined): string[] {
   const type = schema?.type;
   return Array.isArray(type) ? (type as string[]) : typeof type === 'string' ? [type] : [];

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { discoveryMigration, discoveryMigrationName } from '../discovery/filter-columns-migration.ts';
 import { rankingMigration, rankingMigrationName } from '../discovery/ranking-migration.ts';
+import { hostingMigration, hostingMigrationName } from '../hosting/hosting-migration.ts';
 
 /** One statement at a time: PGlite's extended protocol takes a single command per query. */
 function statements(text: string): Migration {
@@ -170,4 +171,5 @@ export const migrations: Record<string, Migration> = {
   [rankingMigrationName]: rankingMigration,
   // Revenue is summed from invocations where it is shown (earnings, analytics); the running total was never read.
   '0006_drop_stats_revenue': statements('alter table listing_stats drop column revenue_micros'),
+  [hostingMigrationName]: hostingMigration,
 };

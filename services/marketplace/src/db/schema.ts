@@ -1,4 +1,5 @@
 import type { NonceSchema } from '@platform/kit/auth/nonce-store';
+import type { Generated } from 'kysely';
 import type { Manifest } from '../listings/manifest-types.ts';
 
 /** A developer: a wallet that signed in (EIP-4361) or signed a request. */
@@ -52,6 +53,8 @@ export interface ListingTable {
   created_at: Date;
   updated_at: Date;
   published_at: Date | null;
+  /** Hosted listings: the running deployment its calls go to (null for a listing that runs its own server). */
+  hosted_deployment_id?: string | null;
 }
 
 /** Measured from real invocations (never from the manifest): what quality and uptime are computed from. */
@@ -176,7 +179,69 @@ export interface IdempotencyTable {
   created_at: Date;
 }
 
+/** A module of an uploaded Worker: an ES module's text, or WebAssembly as base64. */
+export interface HostedModule {
+  name: string;
+  type: 'esm' | 'wasm';
+  content: string;
+}
+
+/** A binding as stored: plain text as it is, a secret sealed (AES-256-GCM, hosting/secrets.ts). */
+export type StoredBinding = { type: 'plain_text'; name: string; text: string } | { type: 'secret_text'; name: string; sealed: string };
+
+/** An uploaded Worker, content-addressed within its listing. */
+export interface HostedArtifactTable {
+  listing_id: string;
+  /** SHA-256 hex of the upload (secrets by their keyed digest, hosting/artifact-upload.ts). */
+  id: string;
+  main_module: string;
+  compatibility_date: string;
+  egress_allowlist: string[];
+  bindings: StoredBinding[];
+  modules: HostedModule[];
+  size_bytes: number;
+  created_at: Date;
+}
+
+export type DeploymentStatus = 'build' | 'deploy' | 'running' | 'failed' | 'stopped';
+export type DeploymentPhase = 'build' | 'deploy' | 'running';
+
+export interface HostedDeploymentTable {
+  id: string;
+  listing_id: string;
+  artifact_id: string;
+  runner: string;
+  status: DeploymentStatus;
+  failed_phase: DeploymentPhase | null;
+  failure: string | null;
+  bindings: StoredBinding[];
+  /** The built module (the wrapper and the developer's modules in one ES module); null until the build finished. */
+  bundle: string | null;
+  created_at: Date;
+  build_started_at: Date | null;
+  build_finished_at: Date | null;
+  deploy_started_at: Date | null;
+  deploy_finished_at: Date | null;
+  running_at: Date | null;
+  stopped_at: Date | null;
+  /** Set on a deployment made by rolling back: the earlier deployment whose bundle it runs again. */
+  rollback_of: string | null;
+}
+
+export interface HostedLogTable {
+  id: Generated<bigint>;
+  listing_id: string;
+  deployment_id: string;
+  invocation_id: string | null;
+  level: string;
+  message: string;
+  at: Date;
+}
+
 export interface MarketplaceSchema extends NonceSchema {
+  hosted_artifacts: HostedArtifactTable;
+  hosted_deployments: HostedDeploymentTable;
+  hosted_logs: HostedLogTable;
   idempotency: IdempotencyTable;
   developers: DeveloperTable;
   developer_nonces: DeveloperNonceTable;

@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
+import { bodyDigest, canonicalRequestText } from '@platform/client/wallet-request';
 import { getAddress, type Hex, isAddress, recoverMessageAddress } from 'viem';
+
+export { bodyDigest, canonicalRequestText, signWalletRequest, type WalletRequest, walletRequestPrefix } from '@platform/client/wallet-request';
 
 /**
  * `Authorization: Wallet <signature>` for programmatic developer calls. To reproduce it in another language:
@@ -22,47 +24,10 @@ import { getAddress, type Hex, isAddress, recoverMessageAddress } from 'viem';
  * The marketplace accepts a timestamp within ±60 s of its clock and each nonce once per address while that
  * window lasts (a replay inside it is refused; one outside it fails the timestamp check).
  */
-export const walletRequestPrefix = 'platform-marketplace-request-v1';
 export const walletClockSkewSeconds = 60;
 const noncePattern = /^[A-Za-z0-9_-]{16,64}$/;
 
-export interface WalletRequest {
-  method: string;
-  /** The path and query exactly as sent, e.g. `/v1/services/abc?x=1`. */
-  pathWithQuery: string;
-  /** The exact body bytes; absent or empty for no body. */
-  body?: Uint8Array | string | undefined;
-  timestamp: number;
-  nonce: string;
-}
-
-/** Lowercase hex SHA-256 of the body bytes (of nothing for a request without a body). */
-export function bodyDigest(body: Uint8Array | string | undefined): string {
-  return createHash('sha256')
-    .update(body ?? '')
-    .digest('hex');
-}
-
 export const emptyBodyDigest = bodyDigest(undefined);
-
-/** The text signed: six lines joined by `\n`, no trailing newline. */
-export function canonicalRequestText(request: Omit<WalletRequest, 'body'> & { bodySha256: string }): string {
-  return [walletRequestPrefix, request.method.toUpperCase(), request.pathWithQuery, request.bodySha256, String(request.timestamp), request.nonce].join('\n');
-}
-
-/** The headers of a signed request, for clients (and tests). @example headers = await signWalletRequest(account, { method: 'POST', pathWithQuery: '/v1/services', body, timestamp, nonce }) */
-export async function signWalletRequest(
-  signer: { address: Hex; signMessage(args: { message: string }): Promise<Hex> },
-  request: WalletRequest,
-): Promise<Record<string, string>> {
-  const signature = await signer.signMessage({ message: canonicalRequestText({ ...request, bodySha256: bodyDigest(request.body) }) });
-  return {
-    authorization: `Wallet ${signature}`,
-    'x-wallet-address': signer.address,
-    'x-wallet-timestamp': String(request.timestamp),
-    'x-wallet-nonce': request.nonce,
-  };
-}
 
 export type WalletCheck = { ok: true; address: string; nonce: string; timestamp: number } | { ok: false; reason: string };
 

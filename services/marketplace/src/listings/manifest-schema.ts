@@ -61,13 +61,18 @@ export function manifestJsonSchema(settings: ManifestSettings): Record<string, u
     title: 'Marketplace service manifest, version 1',
     type: 'object',
     additionalProperties: false,
-    required: ['version', 'display_name', 'summary', 'kind', 'endpoint', 'operations'],
+    required: ['version', 'display_name', 'summary', 'kind', 'operations'],
     properties: {
       version: { const: 1 },
       display_name: text(1, 80, 'Shown in the catalog'),
       summary: text(1, 500, 'One paragraph, searched by discovery'),
       kind: { enum: [...manifestKinds] },
-      endpoint: { type: 'string', format: 'uri', maxLength: 2048, description: 'Provider base URL: https (http only in development or on loopback)' },
+      endpoint: {
+        type: 'string',
+        format: 'uri',
+        maxLength: 2048,
+        description: 'Provider base URL: https (http only in development or on loopback); leave it out for a hosted listing (its Worker runs here)',
+      },
       timeout_ms: { ...timeout, default: Math.min(manifestLimits.defaultTimeoutMs, settings.providerTimeoutMs) },
       confidential: { type: 'boolean', default: false },
       tags: {

@@ -13,8 +13,8 @@ export interface Manifest {
   summary: string;
   /** What kind of service: `api`, `model`, `agent`, `data` or `tool`. */
   kind: ManifestKind;
-  /** Base URL of the provider (https; http only on loopback/private addresses in development). */
-  endpoint: string;
+  /** Base URL of the provider (https; http only on loopback/private addresses in development); absent for a hosted listing, whose calls go to its running deployment. */
+  endpoint?: string;
   /** Default timeout of a call, ms; an operation may lower or raise it (capped by the marketplace's limit). */
   timeout_ms: number;
   /** Whether the provider keeps inputs confidential (a discovery filter). */

@@ -32,6 +32,9 @@ export async function changeState(deps: StateDeps, row: ListingTable, action: Li
     const check = checkManifest(row.manifest, deps.settings, '/manifest');
     if (!check.ok)
       throw new ServiceError('invalid_request', 'the stored manifest no longer validates; PATCH it first', { details: { problems: check.problems } });
+    // A hosted listing (no endpoint) takes calls only through a running deployment.
+    if (row.manifest.endpoint === undefined && !row.hosted_deployment_id)
+      throw conflict('a hosted listing is published once a deployment of it is running: upload an artifact and deploy it first', 'no_running_deployment');
     if (deps.registry && needsRegistration(row)) await register(deps, deps.registry, row);
   }
   if (step.unchanged) return;

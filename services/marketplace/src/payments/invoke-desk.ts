@@ -6,6 +6,7 @@ import { monotonicUuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
+import { type HostedCalls, hostedEndpoint } from '../hosting/hosted-calls.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
 import { invokeRef, requestDigest } from './binding.ts';
 import type { CallLedger } from './call-ledger.ts';
@@ -36,6 +37,7 @@ export class InvokeDesk {
   readonly #logger: Logger;
   readonly #settlement: SettlementGateway;
   readonly #providers: JsonClient;
+  readonly #hosted: HostedCalls;
   readonly #signatures: Signatures;
   readonly #quotes: Quotes;
   readonly #tabs: TabDesk;
@@ -52,6 +54,8 @@ export class InvokeDesk {
     logger: Logger;
     settlement: SettlementGateway;
     providers: JsonClient;
+    /** Calls to hosted listings' Workers (hosting/hosted-calls.ts). */
+    hosted: HostedCalls;
     signatures: Signatures;
     quotes: Quotes;
     invocations: InvocationsRepository;
@@ -64,6 +68,7 @@ export class InvokeDesk {
     this.#logger = options.logger;
     this.#settlement = options.settlement;
     this.#providers = options.providers;
+    this.#hosted = options.hosted;
     this.#signatures = options.signatures;
     this.#quotes = options.quotes;
     this.#tabs = options.tabs;
@@ -203,10 +208,11 @@ export class InvokeDesk {
     return this.#finish(invocation, served, settled?.captured ?? cost, settled?.seq ?? null);
   }
 
-  /** Calls the provider for an invocation. */
+  /** Calls the provider for an invocation: the developer's server, or for a hosted listing its running Worker. */
   #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
-    return callProvider(this.#providers, this.#signatures, {
-      endpoint: listing.manifest.endpoint,
+    const endpoint = listing.manifest.endpoint;
+    return callProvider(endpoint === undefined ? this.#hosted.client : this.#providers, this.#signatures, {
+      endpoint: endpoint ?? hostedEndpoint(listing.hosted_deployment_id),
       manifestHash: listing.manifest_hash,
       operation,
       invocationId: invocation.id,

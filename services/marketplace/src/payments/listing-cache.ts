@@ -13,6 +13,8 @@ const freshForMs = 1000;
 export class ListingCache {
   readonly #db: Kysely<MarketplaceSchema>;
   readonly #entries = new Map<string, { listing: ListingTable; at: number }>();
+  /** Bumped by every forget: a read that started before one is not kept (it may hold the row from before the change). */
+  #generation = 0;
 
   constructor(db: Kysely<MarketplaceSchema>) {
     this.#db = db;
@@ -23,13 +25,16 @@ export class ListingCache {
     const entry = this.#entries.get(id);
     const now = performance.now();
     if (entry && now - entry.at < freshForMs) return entry.listing;
+    const generation = this.#generation;
     const listing = await activeListing(this.#db, id);
+    if (generation !== this.#generation) return listing;
     if (this.#entries.size >= 10_000) this.#entries.delete(this.#entries.keys().next().value as string);
     this.#entries.set(id, { listing, at: now });
     return listing;
   }
 
   forget(id: string): void {
+    this.#generation += 1;
     this.#entries.delete(id);
   }
 }

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { MarketplaceConfig } from '../config.ts';
 import type { MarketplaceSchema } from '../db/schema.ts';
+import type { HostedCalls } from '../hosting/hosted-calls.ts';
 import { guardedClient, guardedLookup } from '../http/ssrf.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
 import { CallLedger } from './call-ledger.ts';
@@ -41,6 +42,7 @@ export function createPayments(deps: {
   logger: Logger;
   config: MarketplaceConfig;
   identity: MarketplaceIdentity;
+  hosted: HostedCalls;
 }): Payments {
   const { db, clock, logger, config, identity } = deps;
   const settlementClient = createJsonClient({ maxSockets: 256, timeoutMs: 15_000 });
@@ -65,6 +67,7 @@ export function createPayments(deps: {
     logger,
     settlement,
     providers,
+    hosted: deps.hosted,
     signatures,
     quotes,
     invocations,

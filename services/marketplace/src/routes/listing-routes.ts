@@ -6,14 +6,14 @@ import { uuidv7 } from '@platform/kit/ids';
 import { evmAddress, nullable, openObject } from '@platform/kit/wire-schemas';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ListingTable } from '../db/schema.ts';
 import { conflict } from '../http/errors.ts';
 import { idempotencyKeyOf, idempotent } from '../http/idempotent.ts';
 import { editable, type ListingAction } from '../listings/listing-states.ts';
 import { type ListingView, loadListingView } from '../listings/listing-view.ts';
-import { findListing, insertDraft, manifestColumns, slugTaken, updateListingIf } from '../listings/listings.repository.ts';
+import { insertDraft, manifestColumns, slugTaken, updateListingIf } from '../listings/listings.repository.ts';
 import { checkManifest, type ManifestSettings, manifestJsonSchema } from '../listings/manifest-schema.ts';
 import type { Manifest } from '../listings/manifest-types.ts';
+import { ownedListing } from '../listings/owned-listing.ts';
 import { changeState, type StateDeps } from '../listings/publish.ts';
 import { createRegistryClient, type ServiceRegistryClient } from '../registry/registry-client.ts';
 import { answers, ListingView as ListingViewSchema } from './responses.ts';
@@ -80,13 +80,7 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
     if (!listing) throw new ServiceError('not_found', `no listing ${id}`);
     return listing;
   };
-  /** The listing, if the developer owns it: 404 when unknown, 403 when someone else's. */
-  const owned = async (id: string, address: string): Promise<ListingTable> => {
-    const row = await findListing(deps.db, id);
-    if (!row) throw new ServiceError('not_found', `no listing ${id}`);
-    if (row.owner_address !== address) throw new ServiceError('forbidden', 'only the developer who created this listing may change it');
-    return row;
-  };
+  const owned = (id: string, address: string) => ownedListing(deps.db, id, address);
   // Checked before the body is validated (but after it is read, which a wallet signature covers), so a caller
   // without credentials learns nothing about what a valid body would be.
   const developerOf = new WeakMap<FastifyRequest, string>();
@@ -209,6 +203,8 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
         const { id } = request.params;
         const data = await once(request, address, request.body, async () => {
           await changeState(stateDeps(), await owned(id, address), action);
+          // A delisted hosted listing's Workers leave the runner (and the dispatch namespace).
+          if (action === 'delist') await deps.hosting.retire(id);
           deps.payments.desk.listings.forget(id);
           return view(id);
         });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { MarketplaceConfig } from '../config.ts';
 import type { MarketplaceSchema } from '../db/schema.ts';
 import type { DeveloperAuth } from '../developers/developer-auth.ts';
+import type { Hosting } from '../hosting/hosting.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
 import type { Payments } from '../payments/payments.ts';
 
@@ -22,4 +23,6 @@ export interface RouteDeps {
   developers: DeveloperAuth;
   /** Quotes, invocations, tabs, receipts and payouts (payments/payments.ts). */
   payments: Payments;
+  /** Hosted mode: the runner, deployments and the Workers' logs (hosting/hosting.ts). */
+  hosting: Hosting;
 }
