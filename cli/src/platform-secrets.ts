@@ -56,6 +56,13 @@ export const derivedSettings: readonly DerivedSetting[] = [
   { setting: 'PLATFORM_DAEMON_TOKEN', label: 'daemon/bearer', services: ['router'] },
   // Mounts the router's admin routes (internal listener); `up` uses it too, to give the development user an invite.
   { setting: 'ROUTER_ADMIN_TOKEN', label: 'router/admin', services: ['router'] },
+  // The bearer of every service's `GET /metrics` (kit observability): one value, so one Prometheus job secret scrapes
+  // them all; it reads operational numbers only, never a user's data.
+  {
+    setting: 'PLATFORM_METRICS_TOKEN',
+    label: 'metrics/bearer',
+    services: ['scheduler', 'contracts', 'settlement', 'marketplace', 'gateway', 'memory', 'connector', 'daemon', 'router'],
+  },
 ];
 
 /**

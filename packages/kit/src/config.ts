@@ -80,10 +80,12 @@ export interface BaseConfig {
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly logLevel: LogLevel;
+  /** PLATFORM_METRICS_TOKEN: the bearer of `GET /metrics`; empty, `/metrics` is not served (kit observability). */
+  readonly metricsToken: string;
 }
 
 /**
- * The settings every service reads: HOST, PORT, DATA_DIR, DATABASE_URL, LOG_LEVEL.
+ * The settings every service reads: HOST, PORT, DATA_DIR, DATABASE_URL, LOG_LEVEL, PLATFORM_METRICS_TOKEN.
  *
  * @example readBaseConfig(process.env, { service: 'scheduler', defaultPort: 9096 })
  */
@@ -99,5 +101,6 @@ export function readBaseConfig(env: Env, defaults: { service: string; defaultPor
     dataDir: read.string(env, 'DATA_DIR', `.data/${defaults.service}`),
     databaseUrl,
     logLevel: logLevel as LogLevel,
+    metricsToken: read.string(env, 'PLATFORM_METRICS_TOKEN', ''),
   };
 }

@@ -8,6 +8,7 @@ import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AlarmsRepository } from './alarms/alarms.repository.ts';
@@ -28,11 +29,21 @@ export interface AppDeps {
   agentAuthSecret: string;
   /** Refuses an alarm whose wakes its agent would refuse (SCHEDULER_WAKE_CHECK); none: every alarm is made. */
   checkWakeable?: CheckWakeable;
+  /** The service's metrics (main.ts makes them, the dispatcher adds its own); absent in tests that do not read them. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 /** The scheduler's HTTP surface. No listening, no environment: everything arrives in `deps`. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: alarmLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: alarmLimits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+  });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   // A daemon holds its user's owner token (sch1): the kit's handshake and principal checks then accept only that
   // user's DIDs, so nobody creates an alarm that wakes another user's daemon (wakes are routed by the DID's user id).

@@ -5,6 +5,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { AlarmsRepository, alarmsChannel } from './alarms/alarms.repository.ts';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
@@ -21,7 +22,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const config = loadConfig(env);
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   if (config.agentAuthSecret === '') logger.warn('SCHEDULER_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
-  const database = await openDatabase<SchedulerSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<SchedulerSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
   const app = buildApp({
@@ -30,6 +32,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     clock,
     logger,
     transportToken: config.transportToken,
+    metrics,
+    metricsToken: config.metricsToken,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
     ...(config.wakeCheck && {
       checkWakeable: httpWakeCheck({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, clock, logger }),

@@ -3,7 +3,9 @@ import type { Extensions } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { ServiceMetrics } from '../observability/metrics.ts';
 import { scopedChannel } from './channels.ts';
+import { databaseMetrics } from './database-metrics.ts';
 import { createPGlite } from './pglite-boot.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PostgresListener } from './postgres-listener.ts';
@@ -38,6 +40,8 @@ export interface OpenDatabaseOptions {
   /** PGlite extensions to load (e.g. pgvector); a service still runs `CREATE EXTENSION` in its migrations. */
   pgliteExtensions?: Extensions;
   logger: Logger;
+  /** The service's metrics: query latency and the pool's use are counted there (`database-metrics.ts`). */
+  metrics?: ServiceMetrics;
 }
 
 const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -59,7 +63,9 @@ async function openPGlite<Schema>(options: OpenDatabaseOptions): Promise<Databas
     parsers: { [int8]: (value: string) => BigInt(value) },
     ...(options.pgliteExtensions ? { extensions: options.pgliteExtensions } : {}),
   });
-  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+  const dialect = new PGliteDialect(pglite);
+  const pool = { total: () => 1, idle: () => (dialect.use.lent ? 0 : 1), waiting: () => dialect.use.waiting };
+  const db = new Kysely<Schema>({ dialect, ...databaseMetrics(options.metrics, pool) });
   const schema = await sessionSchema(db);
   return {
     kind: 'pglite',
@@ -111,7 +117,11 @@ async function openPostgres<Schema>(url: string, options: OpenDatabaseOptions): 
   const lost = (error: Error) => ({ code: (error as { code?: unknown }).code, reason: error.message });
   pool.on('error', (error) => options.logger.warn(lost(error), 'idle database connection failed'));
   const onLostWhileLent = (error: Error) => options.logger.warn(lost(error), 'database connection lost while in use; the pool opens another');
-  const db = new Kysely<Schema>({ dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool, onLostWhileLent) }) });
+  const use = { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount };
+  const db = new Kysely<Schema>({
+    dialect: new SessionSchemaPostgresDialect({ pool: kyselyPool(pool, onLostWhileLent) }),
+    ...databaseMetrics(options.metrics, use),
+  });
   const listener = new PostgresListener(clientConfig, options.logger);
   // A database that cannot answer fails the start here, with its pool closed rather than left holding the process.
   const sessionsSchema = await sessionSchema(db).catch(async (error: unknown) => {

@@ -18,6 +18,8 @@ import { SessionSchemaIntrospector } from './schema-introspector.ts';
  */
 export class PGliteDialect implements Dialect {
   readonly #pglite: PGlite;
+  /** The one connection's use, for the pool gauges: lent out or not, and how many wait for it. */
+  readonly use = { lent: false, waiting: 0 };
   constructor(pglite: PGlite) {
     this.#pglite = pglite;
   }
@@ -25,7 +27,7 @@ export class PGliteDialect implements Dialect {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.#pglite);
+    return new PGliteDriver(this.#pglite, this.use);
   }
   createQueryCompiler() {
     return new PostgresQueryCompiler();
@@ -54,9 +56,11 @@ class PGliteDriver implements Driver {
   readonly #connection: PGliteConnection;
   #queue: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
+  readonly #use: PGliteDialect['use'];
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: PGlite, use: PGliteDialect['use']) {
     this.#connection = new PGliteConnection(pglite);
+    this.#use = use;
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -65,7 +69,10 @@ class PGliteDriver implements Driver {
     this.#queue = new Promise<void>((resolve) => {
       release = resolve;
     });
+    this.#use.waiting += 1;
     await previous;
+    this.#use.waiting -= 1;
+    this.#use.lent = true;
     this.#release = release;
     return this.#connection;
   }
@@ -82,6 +89,7 @@ class PGliteDriver implements Driver {
   async releaseConnection(): Promise<void> {
     const release = this.#release;
     this.#release = undefined;
+    this.#use.lent = false;
     release?.();
   }
   async destroy(): Promise<void> {}

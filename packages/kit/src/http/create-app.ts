@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TSchema } from 'typebox';
 import { FailureSchema, failure } from '../envelope.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
+import { installHttpMetrics, registerMetricsRoute } from '../observability/http-metrics.ts';
+import { createServiceMetrics, type ServiceMetrics } from '../observability/metrics.ts';
 import { installErrorHandling, logFailure, toServiceError } from './error-handler.ts';
 import { inputProblem } from './input-text.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
@@ -30,6 +32,20 @@ export interface CreateAppOptions {
    * gateway's `/v1`, in OpenAI's shape) names its envelope here; undefined falls back to `failureEnvelope`.
    */
   failureEnvelopeAt?: (url: string) => FailureEnvelope | undefined;
+  /**
+   * The service's metrics (`observability/metrics.ts`): the app counts its requests there and serves them at
+   * `GET /metrics` when `metricsToken` is set. Absent: a registry of the app's own, not served.
+   */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN, the bearer `/metrics` asks for; empty or absent: `/metrics` is not served. */
+  metricsToken?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The service's metrics, for its routes to add their own (`createServiceApp`'s `metrics`). */
+    metrics: ServiceMetrics;
+  }
 }
 
 /** How a service renders a `ServiceError`, and the response schema that describes (and serialises) what it renders. */
@@ -74,6 +90,9 @@ export function createServiceApp(options: CreateAppOptions) {
     clientErrorHandler: (error, socket) => answerClientError(error, socket, envelope.render),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  const metrics = options.metrics ?? createServiceMetrics(options.api?.title ?? 'service');
+  app.decorate('metrics', metrics);
+  installHttpMetrics(app, metrics);
   refuseWhileClosing(app);
   // Before any route, so their onRoute hooks see them all.
   if (options.api) installApiDocs(app, options.api);
@@ -94,6 +113,7 @@ export function createServiceApp(options: CreateAppOptions) {
   });
   installErrorHandling(app, envelope.render);
   installResponseCheck(app);
+  registerMetricsRoute(app, { metrics, token: options.metricsToken ?? '' });
   return app;
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OwnerTokens } from '../auth/owner-token.ts';
 import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
+import { metricsPath } from '../observability/metrics.ts';
 import { apiDocsPaths, documentSecurity } from './openapi.ts';
 
 export interface TransportBearerOptions {
@@ -44,7 +45,8 @@ export function requireTransportBearer(app: FastifyInstance, options: TransportB
     app.log.warn('transport bearer is empty: every path is open; use this only on loopback or in development');
     return;
   }
-  const publicPaths = new Set([...options.publicPaths, ...apiDocsPaths]);
+  // `/metrics` asks for its own bearer, the metrics token (observability/http-metrics.ts).
+  const publicPaths = new Set([...options.publicPaths, ...apiDocsPaths, metricsPath]);
   documentSecurity(app, 'transportBearer', { type: 'http', scheme: 'bearer', description: 'The platform transport token.' }, (route) =>
     publicPaths.has(route.url) ? false : 'required',
   );

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Histogram } from 'prom-client';
+import { safeEqual } from '../auth/safe-equal.ts';
+import { ServiceError } from '../errors.ts';
+import { bearerFrom } from '../http/transport-bearer.ts';
+import { boundedLabel, metricsPath, type ServiceMetrics } from './metrics.ts';
+
+const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+type Labels = 'method' | 'route' | 'status_class';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** When the request arrived (performance.now()), for the latency histogram; undefined once counted. */
+    metricsStartedAt: number | undefined;
+  }
+}
+
+/**
+ * Requests by method, route template and status class, their latency, and the requests in flight. The route is the
+ * template Fastify matched (`/v1/alarms/:id`), `unmatched` for a path no route serves: never the raw URL, which a
+ * caller could fill with anything.
+ */
+export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
+  const requests = metrics.counter<Labels>({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status class',
+    labelNames: ['method', 'route', 'status_class'],
+  });
+  const duration = metrics.histogram<Labels>({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency from arrival to the last byte written, by method, route template and status class',
+    labelNames: ['method', 'route', 'status_class'],
+  });
+  const inFlight = metrics.gauge({ name: 'http_requests_in_flight', help: 'HTTP requests received and not yet answered' });
+  // prom-client hashes a label set on every observation; a child per label set is looked up once.
+  const children = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<Histogram<Labels>['labels']> }>();
+  const childFor = (method: string, route: string, statusClass: string) => {
+    const key = `${method} ${route} ${statusClass}`;
+    let child = children.get(key);
+    if (child === undefined) {
+      child = { count: requests.labels(method, route, statusClass), time: duration.labels(method, route, statusClass) };
+      children.set(key, child);
+    }
+    return child;
+  };
+  app.decorateRequest('metricsStartedAt', undefined);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.metricsStartedAt = performance.now();
+    inFlight.inc();
+    done();
+  });
+  const finish = (request: FastifyRequest, status: number) => {
+    const startedAt = request.metricsStartedAt;
+    if (startedAt === undefined) return;
+    request.metricsStartedAt = undefined;
+    inFlight.dec();
+    const child = childFor(boundedLabel(request.method, httpMethods), request.routeOptions.url ?? 'unmatched', `${Math.floor(status / 100)}xx`);
+    child.count.inc();
+    child.time.observe((performance.now() - startedAt) / 1000);
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    finish(request, reply.statusCode);
+    done();
+  });
+  // A caller that hung up is counted once, as 499 (nginx's "client closed request"), and leaves the in-flight gauge.
+  app.addHook('onRequestAbort', (request, done) => {
+    finish(request, 499);
+    done();
+  });
+}
+
+/**
+ * `GET /metrics` in Prometheus' text format, behind its own bearer (PLATFORM_METRICS_TOKEN, which `platform up` derives
+ * from the root secret), compared in constant time. Never public: with no token the route is not served (404). It is
+ * left out of the API description, which documents the service's API, not its operations endpoint.
+ */
+export function registerMetricsRoute(app: FastifyInstance, options: { metrics: ServiceMetrics; token: string }): void {
+  if (options.token === '') return;
+  app.get(metricsPath, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
+    const presented = bearerFrom(request);
+    if (presented === undefined) throw new ServiceError('unauthorized', 'missing metrics bearer (Authorization: Bearer <PLATFORM_METRICS_TOKEN>)');
+    if (!safeEqual(presented, options.token)) throw new ServiceError('unauthorized', 'invalid metrics bearer');
+    const text = await options.metrics.render();
+    return reply.type(options.metrics.contentType).send(text);
+  });
+}

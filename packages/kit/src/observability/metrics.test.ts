@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { createServiceApp } from '../http/create-app.ts';
+import { requireTransportBearer } from '../http/transport-bearer.ts';
+import { boundedLabel, createServiceMetrics } from './metrics.ts';
+
+const token = 'metrics-secret-for-this-test';
+
+function appWithMetrics(metricsToken: string) {
+  const metrics = createServiceMetrics('test');
+  const app = createServiceApp({ logger: pino({ level: 'silent' }), bodyLimit: 1024, api: { title: 'test', version: '0.0.0' }, metrics, metricsToken });
+  requireTransportBearer(app, { token: 'transport-token', publicPaths: ['/healthz'] });
+  app.get('/v1/things/:id', async () => ({ ok: true, data: 'thing' }));
+  return { app, metrics };
+}
+
+const scrape = (app: ReturnType<typeof appWithMetrics>['app'], authorization?: string) =>
+  app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+
+describe('GET /metrics', () => {
+  it('answers 401 in the envelope without the metrics bearer or with a wrong one, the transport bearer included', async () => {
+    const { app } = appWithMetrics(token);
+    for (const authorization of [undefined, 'Bearer wrong', 'Bearer transport-token']) {
+      const answer = await scrape(app, authorization);
+      assert.equal(answer.statusCode, 401, `with ${authorization}`);
+      assert.equal(answer.json().error.code, 'unauthorized');
+      assert.doesNotMatch(answer.body, new RegExp(token));
+    }
+  });
+
+  it('is not served when no metrics token is set', async () => {
+    const { app } = appWithMetrics('');
+    // Like any path no route serves: behind the transport bearer, then 404.
+    assert.equal((await scrape(app, `Bearer ${token}`)).statusCode, 401);
+    assert.equal((await scrape(app, 'Bearer transport-token')).statusCode, 404);
+  });
+
+  it('counts requests by method, route template and status class, never the raw URL, with latency and the process metrics', async () => {
+    const { app } = appWithMetrics(token);
+    const auth = { authorization: 'Bearer transport-token' };
+    await app.inject({ method: 'GET', url: '/v1/things/did:key:z6MkSecretUser', headers: auth });
+    await app.inject({ method: 'GET', url: '/v1/things/did:key:z6MkOther', headers: auth });
+    await app.inject({ method: 'GET', url: '/v1/things/x' });
+    await app.inject({ method: 'GET', url: '/no/such/path/did:key:z6MkThird', headers: auth });
+    const answer = await scrape(app, `Bearer ${token}`);
+    assert.equal(answer.statusCode, 200);
+    assert.match(answer.headers['content-type'] as string, /^text\/plain; version=0\.0\.4/);
+    const text = answer.body;
+    assert.match(text, /^http_requests_total\{method="GET",route="\/v1\/things\/:id",status_class="2xx"\} 2$/m);
+    assert.match(text, /^http_requests_total\{method="GET",route="\/v1\/things\/:id",status_class="4xx"\} 1$/m);
+    assert.match(text, /^http_requests_total\{method="GET",route="unmatched",status_class="4xx"\} 1$/m);
+    assert.match(text, /^http_request_duration_seconds_count\{method="GET",route="\/v1\/things\/:id",status_class="2xx"\} 2$/m);
+    assert.match(text, /^http_requests_in_flight 1$/m, 'the scrape itself is in flight');
+    assert.doesNotMatch(text, /did:key/);
+    for (const processMetric of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_gc_duration_seconds'])
+      assert.match(text, new RegExp(`^# TYPE ${processMetric} `, 'm'), processMetric);
+  });
+});
+
+describe('metric names and labels', () => {
+  it("refuses a metric that is not the service's own or the kit's", () => {
+    const metrics = createServiceMetrics('scheduler');
+    assert.throws(() => metrics.counter({ name: 'gateway_calls_total', help: 'x' }), /must start with scheduler_/);
+    assert.throws(() => metrics.counter({ name: 'scheduler-fires', help: 'x' }), /snake_case/);
+    const fires = metrics.counter({ name: 'scheduler_fires_total', help: 'x', labelNames: ['outcome'] });
+    assert.equal(metrics.counter({ name: 'scheduler_fires_total', help: 'x', labelNames: ['outcome'] }), fires, 'made twice: the same metric');
+  });
+
+  it('folds a value outside its closed set into other', () => {
+    const allowed = new Set(['GET', 'POST']);
+    assert.equal(boundedLabel('POST', allowed), 'POST');
+    assert.equal(boundedLabel('did:key:z6Mk', allowed), 'other');
+  });
+});

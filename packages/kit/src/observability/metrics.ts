@@ -1,0 +1,100 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * A service's Prometheus metrics: one registry per service instance (tests build several apps in one process), with
+ * the process's own metrics (CPU, memory, event-loop lag, GC) merged in when scraped.
+ *
+ * Names: the kit's metrics are `http_*` and `db_*`, shared by every service (Prometheus' `job` label tells the services
+ * apart); a service's own are `<service>_*` (`scheduler_fire_lateness_seconds`). Units in the name, seconds and bytes.
+ *
+ * Labels: every label is declared when its metric is made, and every value comes from a closed set the code knows:
+ * an enum (an outcome, a state, a rail), a status class, a route template (never the raw URL), a configured name (a
+ * model the gateway's catalogue lists, a slot). Never a DID, a user, an intent or deployment id, a URL or free text:
+ * each distinct value is a time series kept forever, so an unbounded value grows Prometheus without limit and would
+ * also publish who uses the platform. `boundedLabel` folds a value outside its closed set into `other`.
+ */
+export interface ServiceMetrics {
+  readonly service: string;
+  readonly registry: Registry;
+  counter<L extends string = never>(config: MetricConfig<L>): Counter<L>;
+  gauge<L extends string = never>(config: GaugeConfig<L>): Gauge<L>;
+  histogram<L extends string = never>(config: HistogramConfig<L>): Histogram<L>;
+  /** The Prometheus text exposition: this service's metrics and the process's. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface MetricConfig<L extends string> {
+  name: string;
+  help: string;
+  labelNames?: readonly L[];
+}
+
+export interface GaugeConfig<L extends string> extends MetricConfig<L> {
+  /** Read at scrape time (a count the database holds, a queue's length): set the gauge from `this`. */
+  collect?: (this: Gauge<L>) => void | Promise<void>;
+}
+
+export interface HistogramConfig<L extends string> extends MetricConfig<L> {
+  buckets?: readonly number[];
+}
+
+/** Where every service serves its metrics. The transport bearer leaves it to its own bearer, the metrics token. */
+export const metricsPath = '/metrics';
+
+/** Latency buckets in seconds, 1 ms to 10 s: a request, a query, a wake, an upstream call. */
+export const latencyBuckets: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const metricName = /^[a-z][a-z0-9_]*$/;
+const sharedPrefixes = ['http_', 'db_'];
+
+/**
+ * @example const metrics = createServiceMetrics('scheduler'); const fires = metrics.counter({ name: 'scheduler_fires_total', help: '…', labelNames: ['outcome'] })
+ */
+export function createServiceMetrics(service: string): ServiceMetrics {
+  const registry = new Registry();
+  // Made twice with the same name (an app rebuilt over the same metrics in a test): the one already registered.
+  const existing = <M>(name: string): M | undefined => registry.getSingleMetric(checkedName(service, name)) as M | undefined;
+  return {
+    service,
+    registry,
+    counter: (config) => existing(config.name) ?? new Counter({ ...labelled(config), registers: [registry] }),
+    gauge: (config) => existing(config.name) ?? new Gauge({ ...labelled(config), ...(config.collect && { collect: config.collect }), registers: [registry] }),
+    histogram: (config) =>
+      existing(config.name) ?? new Histogram({ ...labelled(config), buckets: [...(config.buckets ?? latencyBuckets)], registers: [registry] }),
+    render: async () => (await Registry.merge([processRegistry(), registry]).metrics()) as string,
+    contentType: registry.contentType,
+  };
+}
+
+function labelled<L extends string>(config: MetricConfig<L>) {
+  return { name: config.name, help: config.help, labelNames: [...(config.labelNames ?? [])] as L[] };
+}
+
+function checkedName(service: string, name: string): string {
+  if (!metricName.test(name)) throw new Error(`metric name ${name} is not snake_case`);
+  if (!name.startsWith(`${service}_`) && !sharedPrefixes.some((prefix) => name.startsWith(prefix)))
+    throw new Error(`metric ${name} of ${service} must start with ${service}_ (or a kit prefix: ${sharedPrefixes.join(', ')})`);
+  return name;
+}
+
+/**
+ * `value` when it is one of `allowed`, else `other`: for a label read from input a caller controls (an HTTP method, a
+ * model name a request named), so no caller can mint new series.
+ *
+ * @example boundedLabel(request.method, httpMethods)
+ */
+export function boundedLabel<T extends string>(value: string, allowed: ReadonlySet<T>): T | 'other' {
+  return allowed.has(value as T) ? (value as T) : 'other';
+}
+
+let processMetrics: Registry | undefined;
+
+/** The process's metrics, one collector per process whatever the number of services in it, started on the first scrape. */
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics, eventLoopMonitoringPrecision: 10 });
+  }
+  return processMetrics;
+}
