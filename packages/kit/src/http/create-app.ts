@@ -33,8 +33,8 @@ export interface CreateAppOptions {
    */
   failureEnvelopeAt?: (url: string) => FailureEnvelope | undefined;
   /**
-   * The service's metrics (`observability/metrics.ts`): the app counts its requests there and serves them at
-   * `GET /metrics` when `metricsToken` is set. Absent: a registry of the app's own, not served.
+   * The service's metrics (`observability/metrics.ts`): with `metricsToken` set the app counts its requests there and
+   * serves them at `GET /metrics`. Absent: a registry of the app's own, not served.
    */
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN, the bearer `/metrics` asks for; empty or absent: `/metrics` is not served. */
@@ -92,7 +92,8 @@ export function createServiceApp(options: CreateAppOptions) {
   app.setValidatorCompiler(validatorCompiler);
   const metrics = options.metrics ?? createServiceMetrics(options.api?.title ?? 'service');
   app.decorate('metrics', metrics);
-  installHttpMetrics(app, metrics);
+  // Counted only where they are served: a service nobody scrapes pays no hook per request.
+  if (options.metricsToken) installHttpMetrics(app, metrics);
   refuseWhileClosing(app);
   // Before any route, so their onRoute hooks see them all.
   if (options.api) installApiDocs(app, options.api);
