@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { onSignedOut } from './api/client.ts';
 import { beginSignIn, type ConsoleConfig, completeSignIn, currentToken, loadConfig, signOut } from './auth/sign-in.ts';
 import { AlarmsView } from './views/alarms-view.tsx';
@@ -31,9 +31,13 @@ export function App() {
   const [phase, setPhase] = useState<Phase>({ kind: 'loading' });
   const [view, setView] = useState<ViewId>(viewFromHash());
 
-  useEffect(() => {
+  // Subscribed in the render's own task, then read again: a `useEffect` runs only after the paint, and a hash change
+  // before it (a link followed as the page starts, a navigation right after a reload) was lost, leaving the view of
+  // the old address under the new one.
+  useLayoutEffect(() => {
     const onHash = () => setView(viewFromHash());
     addEventListener('hashchange', onHash);
+    onHash();
     return () => removeEventListener('hashchange', onHash);
   }, []);
 

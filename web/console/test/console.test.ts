@@ -560,6 +560,28 @@ describe('the console in a browser', () => {
     await page.unroute('**/invocations/*/receipt');
   });
 
+  it('follows the address changed while the console is starting: the address names the chat, so the chat shows', async () => {
+    // The hash changes right after the console's first render (as a link followed while the page starts): in the
+    // browser's next task, before an effect Preact runs after the paint. It once stayed on the view of the old address.
+    await page.addInitScript(`{
+      const hash = sessionStorage.getItem('test.hash-once-started');
+      sessionStorage.removeItem('test.hash-once-started');
+      if (hash !== null)
+        new MutationObserver((_, observer) => {
+          if (!document.getElementById('app')?.firstChild) return;
+          observer.disconnect();
+          location.hash = hash;
+        }).observe(document, { childList: true, subtree: true });
+    }`);
+    assert.equal(new URL(page.url()).hash, '#/market');
+    await page.evaluate(() => sessionStorage.setItem('test.hash-once-started', '#/chat'));
+    await page.reload();
+    await page.waitForURL(/#\/chat$/);
+    await page.getByTestId('stream-state').getByText('Live').waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByRole('navigation', { name: 'Views' }).locator('[aria-current="page"]').textContent(), 'Chat');
+    assert.equal(await page.getByRole('heading', { name: 'Your calls' }).count(), 0, 'the calls of the old address are not shown');
+  });
+
   it('on a phone (390 px): no element overflows its box, every view is in sight in the navigation, the alarms are cards with their Cancel whole', async () => {
     await page.setViewportSize(phone);
     try {
