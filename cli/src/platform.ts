@@ -15,6 +15,8 @@ Commands:
                    several instances of those, each a process of its own, on one PostgreSQL (DATABASE_URL)
   up --log-requests  in a terminal, also one line per HTTP request (as LOG_LEVEL=debug does); logs are one line
                    per event, prefixed by the service (JSON lines when stdout is not a terminal)
+  up --observe     also print each service's metrics URL and bearer, and write a Prometheus config for this
+                   platform into DATA_DIR/observe (deploy/observability's alert rules; traces: OTEL_EXPORTER_OTLP_ENDPOINT)
   serve <service>  start one service in the foreground (services: ${serviceNames()})
   mcp contracts    the contract engine as an MCP server over stdio (PLATFORM_AGENT_DID = the caller)
   mcp connector    the connector's tools over stdio, called through the connector service (PLATFORM_CONNECTOR_URL,
@@ -116,13 +118,15 @@ async function serve(name: string): Promise<number | undefined> {
   return undefined;
 }
 
-/** `up [--instances <service>=<n>,…] [--log-requests]`. */
+/** `up [--instances <service>=<n>,…] [--log-requests] [--observe]`. */
 function upCommand(args: readonly string[]): Promise<number> | number {
   let instances = new Map<string, number>();
   let logRequests = false;
+  let observe = false;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
     if (arg === '--log-requests') logRequests = true;
+    else if (arg === '--observe') observe = true;
     else if (arg === '--instances' && args[index + 1] !== undefined) {
       try {
         instances = parseInstances(args[++index] as string);
@@ -131,7 +135,7 @@ function upCommand(args: readonly string[]): Promise<number> | number {
       }
     } else return usageError(`unexpected argument "${arg}"`);
   }
-  return up(process.env, instances, { logRequests });
+  return up(process.env, instances, { logRequests, observe });
 }
 
 /** An MCP server over stdio: stdout carries protocol messages only, so every word of ours goes to stderr. */

@@ -7,6 +7,7 @@ import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
 import { inviteDevUser, routerIdentitySettings, withConsoleOrigins } from './dev-identity/up-identity.ts';
 import { checkInstancesSettings, startInstances } from './instances.ts';
+import { metricsTargets, observeMessage, writeObserveFiles } from './observe.ts';
 import { daemonUserSecrets, rootSecret, secretsFor, serviceDataDir } from './platform-secrets.ts';
 import { readyMessage } from './ready-message.ts';
 import { findService, type ServiceEntry, services } from './services.ts';
@@ -16,7 +17,11 @@ import { findService, type ServiceEntry, services } from './services.ts';
  * SIGINT/SIGTERM; then stops them, each before the services it depends on. Their shared secrets are derived from one
  * root secret (platform-secrets.ts), so nothing starts open. A second signal exits at once. Resolves to the exit code.
  */
-export async function up(env: Env, instances: ReadonlyMap<string, number> = new Map(), options: { logRequests?: boolean } = {}): Promise<number> {
+export async function up(
+  env: Env,
+  instances: ReadonlyMap<string, number> = new Map(),
+  options: { logRequests?: boolean; observe?: boolean } = {},
+): Promise<number> {
   // A person at a terminal reads one line per event, prefixed by its service; elsewhere logs stay JSON lines.
   if (process.stdout.isTTY) useTerminalLogLines({ requests: options.logRequests === true || ['debug', 'trace'].includes(env.LOG_LEVEL ?? ''), color: true });
   let stopRequested = false;
@@ -62,7 +67,13 @@ export async function up(env: Env, instances: ReadonlyMap<string, number> = new 
     return 1;
   }
   if (!stopRequested) {
-    console.log(readyMessage(env, rows));
+    // --observe: where each service's metrics are, and a Prometheus config for exactly this platform.
+    let observed = '';
+    if (options.observe) {
+      const targets = metricsTargets(rows);
+      observed = `\n${observeMessage(env, targets, writeObserveFiles(env, root.key, targets))}`;
+    }
+    console.log(`${readyMessage(env, rows)}${observed}`);
     await signalled;
   }
   return (await stopAll(started)) ? 0 : 1;

@@ -9,6 +9,7 @@ export interface ComposeService {
   volumes?: string[];
   ports?: string[];
   read_only?: boolean;
+  profiles?: string[];
   depends_on?: Record<string, { condition: string }>;
 }
 

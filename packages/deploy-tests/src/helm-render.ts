@@ -47,10 +47,15 @@ export async function renderChart(chartDir: string, options: { release: string; 
   return objects;
 }
 
-/** Checks an object against Kubernetes' OpenAPI schema of its kind (kubernetes-models); throws naming what is wrong. */
+/**
+ * Checks an object against Kubernetes' OpenAPI schema of its kind (kubernetes-models; the Prometheus Operator's from
+ * @kubernetes-models/prometheus-operator); throws naming what is wrong.
+ */
 export async function validateObject(object: KubeObject): Promise<void> {
   const [group, version] = String(object.apiVersion).includes('/') ? String(object.apiVersion).split('/') : [undefined, object.apiVersion];
-  const path = `kubernetes-models/${group === undefined ? '' : `${group}/`}${version}/${object.kind}`;
+  // The Prometheus Operator's kinds (a ServiceMonitor) from its own models, generated from its CRDs.
+  const models = group === 'monitoring.coreos.com' ? '@kubernetes-models/prometheus-operator' : 'kubernetes-models';
+  const path = `${models}/${group === undefined ? '' : `${group}/`}${version}/${object.kind}`;
   const module = (await import(path)) as Record<string, new (data: KubeObject) => { validate(): void }>;
   const Model = module[object.kind];
   if (Model === undefined) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);

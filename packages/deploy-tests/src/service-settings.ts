@@ -7,8 +7,25 @@ export const repo = join(import.meta.dirname, '..', '..', '..');
 /** Every service a deployment runs (cli/src/services.ts less development's identity provider and the daemons). */
 export const deployedServices = ['scheduler', 'contracts', 'settlement', 'marketplace', 'gateway', 'memory', 'connector', 'router'] as const;
 
-/** What every service reads (kit `readBaseConfig`, root README), beside its own. */
-export const baseSettings = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV'];
+/**
+ * What every service reads (kit `readBaseConfig` and its observability: the metrics bearer, OpenTelemetry's standard
+ * settings; root README), beside its own.
+ */
+export const baseSettings = [
+  'HOST',
+  'PORT',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'LOG_LEVEL',
+  'NODE_ENV',
+  'PLATFORM_METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+];
 
 /**
  * The settings a service documents: every `UPPER_CASE` name in its README (its settings table is the reference,

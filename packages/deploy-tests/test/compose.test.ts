@@ -47,16 +47,17 @@ describe('deploy/compose.yaml', () => {
     }
   });
 
-  test('volumes: every one used is declared, every one declared is used; only Caddy publishes ports', () => {
+  test('volumes: every one used is declared, every one declared is used; only Caddy publishes ports beyond loopback', () => {
     const used = Object.values(compose.services).flatMap((service) =>
       (service.volumes ?? []).map((volume) => volume.split(':')[0] as string).filter((source) => !source.startsWith('.')),
     );
     assert.deepEqual([...new Set(used)].sort(), Object.keys(compose.volumes).sort());
     const publishing = Object.entries(compose.services).filter(([, service]) => (service.ports ?? []).length > 0);
-    assert.deepEqual(
-      publishing.map(([name]) => name),
-      ['caddy'],
-    );
+    // Caddy on every interface; the observability profile's Prometheus and Grafana on the host's loopback only.
+    assert.deepEqual(publishing.map(([name]) => name).sort(), ['caddy', 'grafana', 'prometheus']);
+    for (const [name, service] of publishing)
+      if (name !== 'caddy') for (const port of service.ports ?? []) assert.match(port, /^127\.0\.0\.1:/, `${name} publishes ${port} on loopback only`);
+    for (const name of ['prometheus', 'grafana']) assert.deepEqual(compose.services[name]?.profiles, ['observability'], `${name} runs only when asked`);
     for (const [name, service] of Object.entries(compose.services))
       for (const dependency of Object.keys(service.depends_on ?? {}))
         assert.ok(compose.services[dependency], `${name} depends on ${dependency}, which is defined`);
@@ -95,7 +96,14 @@ describe('deploy/compose.yaml', () => {
 
   test('secrets come from make-compose-env.sh only: none in the file, each env file owner-only, keys made once and kept', () => {
     const text = readFileSync(composePath, 'utf8');
+    assert.equal(statSync(envDir).mode & 0o777, 0o700, 'env/ is the owner’s alone');
+    // Prometheus' credentials file: the bearer alone, readable by the container's user (env/ itself is 0700).
+    const metricsToken = readFileSync(join(envDir, 'metrics-token'), 'utf8').trim();
+    assert.equal(statSync(join(envDir, 'metrics-token')).mode & 0o777, 0o644);
+    for (const service of deployedServices) assert.equal(readEnvFile(join(envDir, `${service}.env`)).PLATFORM_METRICS_TOKEN, metricsToken, service);
+    assert.ok(!text.includes(metricsToken));
     for (const file of readdirSync(envDir)) {
+      if (file === 'metrics-token') continue;
       assert.equal(statSync(join(envDir, file)).mode & 0o777, 0o600, file);
       for (const value of Object.values(readEnvFile(join(envDir, file))))
         if (value.length >= 16) assert.ok(!text.includes(value), `${file}: a secret in compose.yaml`);

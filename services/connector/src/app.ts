@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { createJsonClient } from '@platform/kit/http/json-client';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -17,6 +18,7 @@ import type { ConnectorDefinition, ProviderSettings } from './connectors/types.t
 import type { ConnectorSchema } from './db/schema.ts';
 import { Invoker } from './invoke/invoker.ts';
 import { connectorLimits } from './limits.ts';
+import { connectorMetrics } from './metrics.ts';
 import { ConnectFlow } from './oauth/connect-flow.ts';
 import { ConnectStatesRepository } from './oauth/connect-states.repository.ts';
 import { Disconnector } from './oauth/disconnector.ts';
@@ -45,6 +47,10 @@ export interface AppDeps {
   providers?: ProviderSettings;
   /** OAuth clients, the public URL and the flow's timings; without clients, connecting answers 503 naming the settings. */
   oauth?: OAuthSettings;
+  /** The service's metrics (main.ts makes them, with the database's); absent in tests that do not read them. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 export const defaultProviders: ProviderSettings = { googleApiUrl: 'https://www.googleapis.com', timeoutMs: 10_000 };
@@ -54,7 +60,14 @@ export const defaultOAuth: OAuthSettings = { publicUrl: 'http://127.0.0.1:9094',
 export function buildApp(deps: AppDeps) {
   const connectors = deps.connectors ?? catalogue;
   checkConnectors(connectors);
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const metrics = deps.metrics ?? createServiceMetrics(serviceName);
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: connectorLimits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    metrics,
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+  });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   // A daemon's proxy holds its user's owner token (cnx1): the kit's handshake and principal checks then accept only
@@ -65,6 +78,8 @@ export function buildApp(deps: AppDeps) {
   registerHealthRoutes(app, { service: serviceName, version: serviceVersion, ping: deps.ping });
   registerHandshakeRoutes(app, { service: serviceName, nonces: new NonceStore(deps.db, deps.clock), tokenKey, clock: deps.clock });
   const connections = new ConnectionsRepository(deps.db, deps.vault, deps.clock);
+  const counts = connectorMetrics(metrics, connectors);
+  counts.readReconnectsNeededFrom(() => connections.countNeedingReconnect());
   const providers = deps.providers ?? defaultProviders;
   const oauth = deps.oauth ?? defaultOAuth;
   const client = createJsonClient({
@@ -82,8 +97,9 @@ export function buildApp(deps: AppDeps) {
     logger: deps.logger,
     leaseMs: providers.timeoutMs + connectorLimits.refreshLeaseSlackMs,
     pollMs: connectorLimits.refreshPollMs,
+    metrics: counts,
   });
-  const invoker = new Invoker({ connections, connectors, client, settings: providers, logger: deps.logger, refresher });
+  const invoker = new Invoker({ connections, connectors, client, settings: providers, logger: deps.logger, refresher, metrics: counts });
   const states = new ConnectStatesRepository(deps.db, deps.clock);
   const connectFlow = new ConnectFlow({
     connections,

@@ -5,6 +5,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -30,7 +31,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     { keyIds: [...keyring.keys.keys()], currentKeyId: vault.currentKeyId, retiredKeyIds: vault.retiredKeyIds, stagedKeyIds: vault.stagedKeyIds, source },
     'vault keys loaded',
   );
-  const database = await openDatabase<ConnectorSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<ConnectorSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
   const app = buildApp({
@@ -40,6 +42,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     vault,
     transportToken: config.transportToken,
+    metrics,
+    metricsToken: config.metricsToken,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
     providers: { googleApiUrl: config.googleApiUrl, timeoutMs: config.providerTimeoutMs },
     oauth: config.oauth,

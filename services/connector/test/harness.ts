@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { Arrivals } from '@platform/testkit/local-server';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -67,10 +68,21 @@ export interface CallOptions {
 /** One connector service on a fresh database with a manual clock; `withKeys` gives repositories over other keyrings. */
 export async function startConnector(
   engine: TestEngine,
-  options: { keyring?: Keyring; providers?: ProviderSettings; oauth?: OAuthSettings; logger?: Logger; connectors?: readonly ConnectorDefinition[] } = {},
+  options: {
+    keyring?: Keyring;
+    providers?: ProviderSettings;
+    oauth?: OAuthSettings;
+    logger?: Logger;
+    connectors?: readonly ConnectorDefinition[];
+    /** The service's metrics (the database's too), served at /metrics behind `metricsToken`. */
+    metrics?: { metrics: ServiceMetrics; metricsToken: string };
+  } = {},
 ) {
   const fresh = await engine.fresh();
-  const database: Database<ConnectorSchema> = await openDatabase<ConnectorSchema>(fresh.options);
+  const database: Database<ConnectorSchema> = await openDatabase<ConnectorSchema>({
+    ...fresh.options,
+    ...(options.metrics && { metrics: options.metrics.metrics }),
+  });
   await migrate(database, 'connector', migrations);
   const clock = new WatchedClock(startTime);
   const vault = new Vault(options.keyring ?? keyringOf(['k1']));
@@ -87,6 +99,7 @@ export async function startConnector(
       ...(options.providers ? { providers: options.providers } : {}),
       ...(options.oauth ? { oauth: options.oauth } : {}),
       ...(options.connectors ? { connectors: options.connectors } : {}),
+      ...options.metrics,
     });
     await built.ready();
     return built;

@@ -1,3 +1,4 @@
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { TestEngine } from '@platform/testkit/databases';
 import { type GoogleApis, startGoogleApis } from '@platform/testkit/google-apis';
 import { type OAuthServer, startOAuthServer } from '@platform/testkit/oauth-server';
@@ -32,6 +33,7 @@ export async function startWorkspace(
     /** The provider hands out a new refresh token on every refresh (and refuses the old one after), as many do. */
     rotateRefreshTokens?: boolean;
     keyring?: Keyring;
+    metrics?: { metrics: ServiceMetrics; metricsToken: string };
   } = {},
 ) {
   const oauthServer: OAuthServer = await startOAuthServer({
@@ -57,6 +59,7 @@ export async function startWorkspace(
     oauth,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.keyring ? { keyring: options.keyring } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     // The client authentication is the definition's; a test of the other method uses a copy that says so.
     ...(options.clientAuth ? { connectors: [{ ...workspaceConnector, oauth: { ...workspaceConnector.oauth, clientAuth: options.clientAuth } }] } : {}),
   });

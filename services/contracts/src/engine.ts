@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ChainRpc } from './chains/chain-rpc.ts';
@@ -10,6 +11,7 @@ import type { ContractsSchema } from './db/schema.ts';
 import { DeploymentsRepository } from './evm/deployments.repository.ts';
 import type { EvmDeps } from './evm/engine-deps.ts';
 import { TransactionSender } from './evm/transactions.ts';
+import { type ContractsMetrics, contractsMetrics } from './metrics.ts';
 import type { Toolchain } from './toolchain.ts';
 import { Custody } from './wallet/custody.ts';
 import { KeyVault } from './wallet/key-vault.ts';
@@ -24,6 +26,8 @@ export interface EngineOptions {
   chains: ChainSettings;
   policy: CustodyPolicy;
   walletKeyHex: string;
+  /** The service's domain metrics (main.ts makes them on the service's registry); absent, counted on a registry no one serves. */
+  metrics?: ContractsMetrics;
 }
 
 /** The engine every front door calls: toolchain, chains, wallets and the records behind them. */
@@ -42,5 +46,6 @@ export function createEngine(options: EngineOptions): Engine {
     wallets: new Wallets({ repository: walletsRepository, vault: new KeyVault(options.walletKeyHex) }),
     deployments: new DeploymentsRepository(options.db, options.clock),
     sender: new TransactionSender({ rpc, custody, settings: options.chains, logger: options.logger }),
+    metrics: options.metrics ?? contractsMetrics(createServiceMetrics('contracts')),
   };
 }

@@ -4,6 +4,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { ensureLocalChain } from './chains/local-chain.ts';
@@ -11,6 +12,7 @@ import { loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { ContractsSchema } from './db/schema.ts';
 import { createEngine } from './engine.ts';
+import { contractsMetrics } from './metrics.ts';
 import { createToolchain } from './toolchain.ts';
 
 /** Starts the contract engine from an environment map: config, database, local chain, warm toolchain, HTTP. */
@@ -27,7 +29,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const toolchain = createToolchain(config, logger);
   const warming = toolchain.warm();
   warming.catch(() => undefined);
-  const database = await openDatabase<ContractsSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<ContractsSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const localChain = await ensureLocalChain(config.chains, config.dataDir, logger);
   await warming;
@@ -39,8 +42,9 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     chains: config.chains,
     policy: config.policy,
     walletKeyHex: walletKey.hex,
+    metrics: contractsMetrics(metrics),
   });
-  const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken });
+  const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken, metrics, metricsToken: config.metricsToken });
   const running = await serve(app, {
     host: config.host,
     port: config.port,

@@ -2,6 +2,7 @@ import { after, before } from 'node:test';
 import type { LocalNode } from '@platform/kit/chain/anvil';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -12,6 +13,7 @@ import type { ChainSettings, CustodyPolicy } from '../src/config.ts';
 import { migrations } from '../src/db/migrations.ts';
 import type { ContractsSchema } from '../src/db/schema.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
+import { contractsMetrics } from '../src/metrics.ts';
 import { createToolchain, type Toolchain } from '../src/toolchain.ts';
 import { chainClient } from './chain-client.ts';
 
@@ -37,6 +39,14 @@ export async function closeSharedToolchain(): Promise<void> {
 
 /** anvil on a free port, chain id 31337, no state file. */
 
+/** An envelope as a test reads it. */
+interface CallBody {
+  ok: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
+  data?: any;
+  error?: { code: string; message: string; reason?: string; [key: string]: unknown };
+}
+
 export interface CallOptions {
   body?: unknown;
   /** Transport bearer; defaults to the right one, null sends none. */
@@ -55,12 +65,16 @@ export interface HarnessOptions {
   database?: Database<ContractsSchema>;
   /** A toolchain with other limits than the shared one; the caller closes it. */
   toolchain?: Toolchain;
+  /** The service's metrics (the database's and the engine's), served at /metrics behind `metricsToken`. */
+  metrics?: { metrics: ServiceMetrics; metricsToken: string };
 }
 
 /** One engine on a fresh database, a manual clock and the file's shared toolchain, driven through app.inject. */
 export async function startContracts(engineKind: TestEngine, options: HarnessOptions = {}) {
   const fresh = options.database ? undefined : await engineKind.fresh();
-  const database: Database<ContractsSchema> = options.database ?? (await openDatabase<ContractsSchema>(fresh?.options as OpenDatabaseOptions));
+  const database: Database<ContractsSchema> =
+    options.database ??
+    (await openDatabase<ContractsSchema>({ ...(fresh?.options as OpenDatabaseOptions), ...(options.metrics && { metrics: options.metrics.metrics }) }));
   await migrate(database, 'contracts', migrations);
   const clock = new ManualClock(startTime);
   const chains: ChainSettings = {
@@ -85,9 +99,10 @@ export async function startContracts(engineKind: TestEngine, options: HarnessOpt
     chains,
     policy,
     walletKeyHex,
+    ...(options.metrics && { metrics: contractsMetrics(options.metrics.metrics) }),
   });
   const bearer = options.transportToken ?? transportToken;
-  const app = buildApp({ engine, ping: () => database.ping(), logger: silentLogger, transportToken: bearer });
+  const app = buildApp({ engine, ping: () => database.ping(), logger: silentLogger, transportToken: bearer, ...options.metrics });
   await app.ready();
 
   async function call(method: 'GET' | 'POST', url: string, callOptions: CallOptions = {}) {
@@ -98,8 +113,8 @@ export async function startContracts(engineKind: TestEngine, options: HarnessOpt
     const response = await app.inject({ method, url, headers, ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }) });
     return {
       status: response.statusCode,
-      // biome-ignore lint/suspicious/noExplicitAny: tests read whichever route's data shape they called.
-      body: response.json() as { ok: boolean; data?: any; error?: { code: string; message: string; reason?: string; [key: string]: unknown } },
+      text: response.body,
+      body: (String(response.headers['content-type']).startsWith('application/json') ? response.json() : {}) as CallBody,
     };
   }
 

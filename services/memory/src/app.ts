@@ -1,6 +1,7 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { limits } from './limits.ts';
@@ -23,11 +24,21 @@ export interface AppDeps {
   logger: Logger;
   /** MEMORY_MCP_TOKEN, and the root of every per-user token; empty leaves every route open (to the root owner). */
   token: string;
+  /** The service's metrics (composeMemory makes them); absent, the app's own, not served. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 /** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+  });
   const tokens = ownerTokensFor(deps.token);
   // The root token stores as the root owner; a per-user token (mem1.<owner>.<mac>) as its owner, and nobody else.
   requireTransportBearer(app, { token: deps.token, publicPaths: ['/healthz'], ...(tokens && { owners: { tokens, rootOwner } }) });

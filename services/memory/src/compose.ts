@@ -2,6 +2,7 @@ import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
 import { repeatEvery } from '@platform/kit/lifecycle';
+import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Logger } from 'pino';
 import { buildApp, serviceName } from './app.ts';
 import type { MemoryConfig } from './config.ts';
@@ -11,6 +12,7 @@ import { type Embedder, openAiEmbedder } from './embeddings/embedder.ts';
 import { backfillEmbeddings, prepareEmbeddings } from './embeddings/embedding-upkeep.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { prepareTextSearch } from './memory/text-search-setup.ts';
+import { memoryMetrics } from './metrics.ts';
 
 const backfillIntervalMs = 30_000;
 
@@ -27,11 +29,20 @@ export interface ComposedMemory {
  * Everything between an open database and a listening app, shared by main and the tests: migrations, the text
  * search configuration, term statistics, embeddings (index, backfill) and the routes.
  */
-export async function composeMemory(database: Database<MemorySchema>, config: MemoryConfig, clock: Clock, logger: Logger): Promise<ComposedMemory> {
+export async function composeMemory(
+  database: Database<MemorySchema>,
+  config: MemoryConfig,
+  clock: Clock,
+  logger: Logger,
+  /** The service's metrics, the database's among them (main opens the database with them); served behind PLATFORM_METRICS_TOKEN. */
+  metrics: ServiceMetrics = createServiceMetrics(serviceName),
+): Promise<ComposedMemory> {
   await migrate(database, serviceName, migrations);
   await prepareTextSearch(database.db, config.textSearchConfig);
   const embedder: Embedder | undefined = config.embeddings ? openAiEmbedder(config.embeddings) : undefined;
+  const counts = memoryMetrics(metrics);
   const service = await MemoryService.open({
+    metrics: counts,
     db: database.db,
     clock,
     logger,
@@ -39,6 +50,7 @@ export async function composeMemory(database: Database<MemorySchema>, config: Me
     embedder,
     recencyHalfLifeDays: config.recencyHalfLifeDays,
   });
+  counts.readMemoriesFrom(() => service.countHeld());
   let backfill = async () => 0;
   let stopTimer = () => {};
   // The round in progress, so stopping waits for it instead of closing the database under it.
@@ -57,6 +69,6 @@ export async function composeMemory(database: Database<MemorySchema>, config: Me
     stopTimer();
     await running;
   };
-  const app = buildApp({ service, ping: () => database.ping(), logger, token: config.token });
+  const app = buildApp({ service, ping: () => database.ping(), logger, token: config.token, metrics, metricsToken: config.metricsToken });
   return { app, service, backfill, stopBackgroundWork };
 }

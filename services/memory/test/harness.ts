@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Env } from '@platform/kit/config';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -24,6 +25,8 @@ export interface MemoryOptions {
   database?: Database<MemorySchema>;
   clock?: ManualClock;
   logger?: Logger;
+  /** The service's metrics (the database's too, on a fresh database), served at /metrics behind `env.PLATFORM_METRICS_TOKEN`. */
+  metrics?: ServiceMetrics;
 }
 
 export type MemoryServer = Awaited<ReturnType<typeof startMemory>>;
@@ -31,10 +34,11 @@ export type MemoryServer = Awaited<ReturnType<typeof startMemory>>;
 /** A fresh database on the engine (PGlite in a temporary folder, so restarts keep it), and its disposal. */
 export async function freshDatabase(
   engine: TestEngine,
+  metrics?: ServiceMetrics,
 ): Promise<{ database: Database<MemorySchema>; reopen: () => Promise<Database<MemorySchema>>; dispose: () => Promise<void> }> {
   const fresh = await engine.fresh();
   const dataDir = engine.name === 'pglite' ? mkdtempSync(join(tmpdir(), 'memory-test-')) : undefined;
-  const options = { ...fresh.options, dataDir, pgliteExtensions, schema: fresh.options.schema ?? 'memory' };
+  const options = { ...fresh.options, dataDir, pgliteExtensions, schema: fresh.options.schema ?? 'memory', ...(metrics && { metrics }) };
   const reopen = () => openDatabase<MemorySchema>(options);
   return {
     database: await reopen(),
@@ -48,7 +52,7 @@ export async function freshDatabase(
 
 /** A server on a fresh database of the engine, and one call that closes both and removes the database. */
 export async function startOnFreshDatabase(engine: TestEngine, options: MemoryOptions = {}): Promise<{ server: MemoryServer; dispose: () => Promise<void> }> {
-  const fresh = await freshDatabase(engine);
+  const fresh = await freshDatabase(engine, options.metrics);
   const server = await startMemory(fresh.database, options);
   return {
     server,
@@ -64,7 +68,7 @@ export async function startOnFreshDatabase(engine: TestEngine, options: MemoryOp
 export async function startMemory(database: Database<MemorySchema>, options: MemoryOptions = {}) {
   const clock = options.clock ?? new ManualClock(startTime);
   const config = loadConfig({ MEMORY_MCP_TOKEN: token, ...options.env });
-  const composed: ComposedMemory = await composeMemory(database, config, clock, options.logger ?? silentLogger);
+  const composed: ComposedMemory = await composeMemory(database, config, clock, options.logger ?? silentLogger, options.metrics);
   const { app } = composed;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -198,6 +198,16 @@ export class ConnectionsRepository {
   }
 
   /** Counts of rows per key id (no secrets): what the re-seal reports and tests check. */
+  /** How many connections wait for their user to consent again (the metrics gauge, read at scrape time). */
+  async countNeedingReconnect(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('connections')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('status', '=', 'needs_reconnect')
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
   async countByKey(): Promise<Record<string, number>> {
     const rows = await this.#db
       .selectFrom('connections')

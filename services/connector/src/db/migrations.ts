@@ -66,6 +66,13 @@ const refreshClaim: Migration = {
   },
 };
 
+/** The metrics gauge of connections waiting for a reconnect counts them at every scrape: from this small index alone. */
+const needsReconnectIndex: Migration = {
+  async up(db) {
+    await sql`create index connections_needs_reconnect on connections (id) where status = 'needs_reconnect'`.execute(db);
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '0001_auth_nonces': nonceMigration,
   '0002_connections': connections,
@@ -73,4 +80,5 @@ export const migrations: Record<string, Migration> = {
   '0004_refresh_lease': refreshLease,
   '0005_connect_states_owner': connectStatesByOwner,
   '0006_refresh_claim': refreshClaim,
+  '0007_needs_reconnect_index': needsReconnectIndex,
 };

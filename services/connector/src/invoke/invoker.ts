@@ -6,6 +6,7 @@ import type { ConnectionsRepository } from '../connections/connections.repositor
 import type { Credential } from '../connections/credential.ts';
 import { CredentialRefused } from '../connectors/provider-errors.ts';
 import type { ConnectorDefinition, ProviderSettings, ToolDefinition } from '../connectors/types.ts';
+import type { ConnectorMetrics, ToolOutcome } from '../metrics.ts';
 import type { Refresher } from '../oauth/refresher.ts';
 import { validateArguments } from './arguments.ts';
 import { type Confirmation, checkConfirmation } from './confirmation.ts';
@@ -24,6 +25,12 @@ export interface InvokerDeps {
   settings: ProviderSettings;
   logger: Logger;
   refresher: Refresher;
+  metrics: ConnectorMetrics;
+}
+
+/** Where a call was when it failed: at the gates (the caller's to fix) or past them, at the provider. */
+interface Stage {
+  atProvider: boolean;
 }
 
 /**
@@ -38,7 +45,20 @@ export class Invoker {
     this.#deps = deps;
   }
 
+  /** Runs the call and counts it by tool and outcome (`connector_tool_calls_total`). */
   async invoke(owner: string, request: InvokeRequest): Promise<Record<string, unknown>> {
+    const stage: Stage = { atProvider: false };
+    try {
+      const result = await this.#invoke(owner, request, stage);
+      this.#deps.metrics.toolCall(request.tool, 'ok');
+      return result;
+    } catch (error) {
+      this.#deps.metrics.toolCall(request.tool, outcomeOf(error, stage));
+      throw error;
+    }
+  }
+
+  async #invoke(owner: string, request: InvokeRequest, stage: Stage): Promise<Record<string, unknown>> {
     const connector = this.#deps.connectors.find((candidate) => candidate.id === request.connector);
     if (!connector) throw new ServiceError('not_found', `no connector "${request.connector}"; GET /v1/connectors lists them`);
     const tool = connector.tools.find((candidate) => candidate.name === request.tool);
@@ -55,6 +75,7 @@ export class Invoker {
     }
     checkConfirmation(connector.id, tool, request.arguments, request.confirm);
     const { refresher, connections, logger } = this.#deps;
+    stage.atProvider = true;
     const credential = await refresher.usable(owner, connector, opened, opened.unseal());
     try {
       return await this.#run(tool, credential, request.arguments);
@@ -80,4 +101,12 @@ export class Invoker {
   #run(tool: ToolDefinition, credential: Credential, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     return tool.run({ accessToken: credential.accessToken, client: this.#deps.client, settings: this.#deps.settings, scope: tool.scope }, args);
   }
+}
+
+function outcomeOf(error: unknown, stage: Stage): ToolOutcome {
+  if (!(error instanceof ServiceError)) return 'error';
+  if (error.details?.reason === 'needs_reconnect' || error instanceof CredentialRefused) return 'needs_reconnect';
+  if (error.code === 'unavailable') return 'unavailable';
+  if (error.status >= 500) return 'error';
+  return stage.atProvider ? 'provider_refused' : 'refused';
 }

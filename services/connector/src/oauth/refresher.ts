@@ -5,6 +5,7 @@ import { needsReconnect, notConnected } from '../connections/connection-errors.t
 import type { ConnectionsRepository, FoundConnection } from '../connections/connections.repository.ts';
 import type { Credential } from '../connections/credential.ts';
 import type { ConnectorDefinition } from '../connectors/types.ts';
+import type { ConnectorMetrics } from '../metrics.ts';
 import { clientSettingNames, type OAuthClient, type OAuthSettings, oauthClientFor } from './settings.ts';
 import type { TokenEndpoint } from './token-endpoint.ts';
 
@@ -18,6 +19,8 @@ export interface RefresherDeps {
   leaseMs: number;
   /** How often an instance that lost the claim looks at the row again. */
   pollMs: number;
+  /** Counts each refresh at the token endpoint by outcome (`connector_refreshes_total`). */
+  metrics: ConnectorMetrics;
 }
 
 /** The row as one refresh attempt sees it: its id, the IV naming the sealed credential, and that credential. */
@@ -99,11 +102,17 @@ export class Refresher {
   }
 
   async #refreshClaimed(owner: string, connector: ConnectorDefinition, client: OAuthClient, held: Held, claim: string): Promise<Credential> {
-    const { connections, logger, endpoint, clock } = this.#deps;
+    const { connections, logger, endpoint, clock, metrics } = this.#deps;
     const binding = { owner, connector: connector.id };
     let stored = false;
     try {
-      const outcome = await endpoint.refresh(client, held.credential.refreshToken);
+      const outcome = await endpoint.refresh(client, held.credential.refreshToken).catch((error: unknown) => {
+        metrics.refresh('error');
+        throw error;
+      });
+      metrics.refresh(
+        outcome.kind === 'ok' ? 'ok' : outcome.kind === 'unavailable' ? 'unavailable' : outcome.error === 'invalid_grant' ? 'invalid_grant' : 'client_refused',
+      );
       if (outcome.kind === 'ok') {
         const credential: Credential = {
           accessToken: outcome.value.accessToken,

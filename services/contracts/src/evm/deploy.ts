@@ -98,6 +98,7 @@ export async function deploy(deps: EvmDeps, request: DeployRequest, callerDid: s
       onRefused: () => deps.deployments.forgetRefused(profile.chainId, key),
     });
     if (outcome.status !== 'submitted') {
+      if (outcome.gas_used !== null && outcome.fee_wei !== null) deps.metrics.deployMined(BigInt(outcome.gas_used), value + BigInt(outcome.fee_wei));
       await deps.deployments.markMined(profile.chainId, key, {
         status: outcome.status,
         address: outcome.status === 'confirmed' ? outcome.contract_address : null,

@@ -1,6 +1,7 @@
 import { ServiceError } from '@platform/kit/errors';
 import type { Chains } from '../chains/chains.ts';
 import type { ArtifactsRepository } from '../compile/artifacts.repository.ts';
+import type { ContractsMetrics } from '../metrics.ts';
 import type { Wallets } from '../wallet/wallets.ts';
 import type { DeploymentsRepository } from './deployments.repository.ts';
 import type { TransactionSender } from './transactions.ts';
@@ -12,6 +13,8 @@ export interface EvmDeps {
   artifacts: ArtifactsRepository;
   deployments: DeploymentsRepository;
   sender: TransactionSender;
+  /** Deploys, compiles and test runs are counted here (the tools), deploy gas and spend where a deploy is mined. */
+  metrics: ContractsMetrics;
 }
 
 /** The header (HTTP and /rpc) carrying the calling agent's DID, whose wallet signs. */

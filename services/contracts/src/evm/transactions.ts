@@ -47,6 +47,8 @@ export interface TransactionOutcome {
   status: 'confirmed' | 'reverted' | 'submitted';
   block_number: string | null;
   gas_used: string | null;
+  /** What the transaction paid for its gas (gas used times the effective gas price), once mined. */
+  fee_wei: string | null;
   contract_address: Address | null;
   max_cost_wei: string;
   events: Array<{ address: Address; name: string | null; args: unknown; topics: Hex[]; data: Hex }>;
@@ -187,7 +189,16 @@ async function feesOf(client: PublicClient) {
 }
 
 function pendingOutcome(txHash: Hex, maxCostWei: bigint): TransactionOutcome {
-  return { tx_hash: txHash, status: 'submitted', block_number: null, gas_used: null, contract_address: null, max_cost_wei: maxCostWei.toString(), events: [] };
+  return {
+    tx_hash: txHash,
+    status: 'submitted',
+    block_number: null,
+    gas_used: null,
+    fee_wei: null,
+    contract_address: null,
+    max_cost_wei: maxCostWei.toString(),
+    events: [],
+  };
 }
 
 function receiptOutcome(receipt: TransactionReceipt, maxCostWei: bigint, abi: Abi | undefined): TransactionOutcome {
@@ -196,6 +207,7 @@ function receiptOutcome(receipt: TransactionReceipt, maxCostWei: bigint, abi: Ab
     status: receipt.status === 'success' ? 'confirmed' : 'reverted',
     block_number: receipt.blockNumber.toString(),
     gas_used: receipt.gasUsed.toString(),
+    fee_wei: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
     contract_address: receipt.contractAddress ? getAddress(receipt.contractAddress) : null,
     max_cost_wei: maxCostWei.toString(),
     events: decodeEvents(receipt.logs, abi),

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { compileProject } from '../compile/compile-project.ts';
 import type { Engine } from '../engine.ts';
 import { limits } from '../limits.ts';
+import { countOutcome, timedFailureOutcome } from '../metrics.ts';
 import { Optimize, ProjectId, Sources, ViaIr } from './schemas.ts';
 import { defineTool, readOnly } from './tool.ts';
 
@@ -30,6 +31,12 @@ export function compileTool(engine: Engine) {
     input: CompileInput,
     annotations: { title: 'Compile Solidity', ...readOnly, openWorldHint: false },
     http: { method: 'POST', path: '/v1/compile' },
-    run: (input) => compileProject({ compiler: engine.toolchain.compiler, artifacts: engine.artifacts }, input),
+    run: (input) =>
+      countOutcome(
+        engine.metrics.compiled,
+        () => compileProject({ compiler: engine.toolchain.compiler, artifacts: engine.artifacts }, input),
+        (result) => (!result.success ? 'compile_error' : result.cached ? 'cached' : 'compiled'),
+        timedFailureOutcome(['compile_timeout']),
+      ),
   });
 }

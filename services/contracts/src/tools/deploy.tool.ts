@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Engine } from '../engine.ts';
 import { deploy } from '../evm/deploy.ts';
+import { countOutcome, failureOutcome } from '../metrics.ts';
 import { Args, ChainRef, ContractName, IdempotencyKey, ProjectId, Wei } from './schemas.ts';
 import { defineTool } from './tool.ts';
 
@@ -27,6 +28,12 @@ export function deployTool(engine: Engine) {
     // Spends the wallet's funds, which cannot be undone.
     annotations: { title: 'Deploy a contract', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     http: { method: 'POST', path: '/v1/deploy' },
-    run: (input, context) => deploy(engine, input, context.callerDid),
+    run: (input, context) =>
+      countOutcome(
+        engine.metrics.deployed,
+        () => deploy(engine, input, context.callerDid),
+        (result) => (result.replayed ? 'replayed' : result.status === 'pending' ? 'submitted' : result.status),
+        failureOutcome,
+      ),
   });
 }

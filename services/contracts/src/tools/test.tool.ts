@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Engine } from '../engine.ts';
 import { limits } from '../limits.ts';
+import { countOutcome, timedFailureOutcome } from '../metrics.ts';
 import { runTests } from '../testing/run-tests.ts';
 import { Optimize, ProjectId, Sources, ViaIr } from './schemas.ts';
 import { defineTool, readOnly } from './tool.ts';
@@ -29,6 +30,12 @@ export function testTool(engine: Engine) {
     input: TestInput,
     annotations: { title: 'Run Solidity tests', ...readOnly, openWorldHint: false },
     http: { method: 'POST', path: '/v1/test' },
-    run: (input) => runTests({ compiler: engine.toolchain.compiler, tests: engine.toolchain.tests, fuzzRuns: engine.toolchain.fuzzRuns }, input),
+    run: (input) =>
+      countOutcome(
+        engine.metrics.tested,
+        () => runTests({ compiler: engine.toolchain.compiler, tests: engine.toolchain.tests, fuzzRuns: engine.toolchain.fuzzRuns }, input),
+        (result) => (!result.compiled ? 'compile_error' : result.success ? 'passed' : 'failed'),
+        timedFailureOutcome(['compile_timeout', 'test_timeout']),
+      ),
   });
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { MemorySchema } from '../db/schema.ts';
 import type { Embedder } from '../embeddings/embedder.ts';
 import type { VectorBackend } from '../embeddings/vector-column.ts';
+import type { MemoryMetrics } from '../metrics.ts';
 import type { Lexicon } from './lexicon.ts';
 import { MemoryStore } from './memory-store.ts';
 import { OwnerLexicons } from './owner-lexicons.ts';
@@ -17,6 +18,8 @@ export interface MemoryServiceDeps {
   textSearchConfig: string;
   embedder: Embedder | undefined;
   recencyHalfLifeDays: number;
+  /** Recall and search latency are observed here; absent, not measured. */
+  metrics?: MemoryMetrics | undefined;
 }
 
 /** The memory server's operations over one database; the tools and routes are its front doors. */
@@ -52,12 +55,33 @@ export class MemoryService {
   }
 
   async recall(request: RecallRequest): Promise<RecallResult> {
-    const index = await this.lexicons.of(request.filters.owner);
-    return recall({ ...this.deps, ...index, vectors: this.vectors }, request);
+    const end = this.deps.metrics?.recall.startTimer();
+    try {
+      const index = await this.lexicons.of(request.filters.owner);
+      return await recall({ ...this.deps, ...index, vectors: this.vectors }, request);
+    } finally {
+      end?.();
+    }
   }
 
   async search(request: SearchRequest): Promise<SearchResult> {
-    const index = await this.lexicons.of(request.filters.owner);
-    return search({ ...this.deps, ...index }, request);
+    const end = this.deps.metrics?.search.startTimer();
+    try {
+      const index = await this.lexicons.of(request.filters.owner);
+      return await search({ ...this.deps, ...index }, request);
+    } finally {
+      end?.();
+    }
+  }
+
+  /** The memories held, every owner's: what neither a newer memory superseded nor forget removed (a partial index counts them). */
+  async countHeld(): Promise<number> {
+    const row = await this.deps.db
+      .selectFrom('memories')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('invalidated_at', 'is', null)
+      .where('forgotten_at', 'is', null)
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
   }
 }

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+
+/** One sample line of a Prometheus text exposition: `name{label="value",…} 12`. */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+const sampleLine = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
+const labelPair = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+
+/** The samples of an exposition (comments skipped), label values unescaped. */
+export function parseMetricsText(text: string): MetricSample[] {
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    const match = sampleLine.exec(line);
+    if (match === null || line.startsWith('#')) continue;
+    const labels: Record<string, string> = {};
+    for (const [, name, value] of (match[2] ?? '').matchAll(labelPair))
+      labels[name as string] = (value as string).replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/**
+ * The sum of the samples named `name` whose labels include `labels`; undefined when none matches.
+ *
+ * @example metricValue(text, 'connector_tool_calls_total', { tool: 'calendar_list', outcome: 'ok' })
+ */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const matching = parseMetricsText(text).filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
+  return matching.length === 0 ? undefined : matching.reduce((sum, sample) => sum + sample.value, 0);
+}
+
+/** The metric families the exposition declares (`# TYPE <name> <type>`). */
+export function metricFamilies(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name as string, type as string]));
+}
+
+const unbounded: readonly [string, RegExp][] = [
+  ['a DID', /\bdid:/i],
+  ['a UUID', /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i],
+  ['a URL', /^[a-z][a-z0-9+.-]*:\/\//i],
+  ['a hex id', /(?:0x)?[0-9a-f]{17,}/i],
+  ['an email address', /[^@\s]+@[^@\s]+\.[^@\s]+/],
+];
+
+/** Fails when a label value looks like something no label may carry (kit observability/metrics.ts, Labels). */
+export function assertBoundedLabels(text: string): void {
+  for (const sample of parseMetricsText(text))
+    for (const [label, value] of Object.entries(sample.labels))
+      for (const [what, pattern] of unbounded)
+        assert.doesNotMatch(value, pattern, `${sample.name}{${label}="${value}"} carries ${what}: an unbounded label value`);
+}
