@@ -36,15 +36,29 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   return matching.length === 0 ? undefined : matching.reduce((sum, sample) => sum + sample.value, 0);
 }
 
+/**
+ * The value of the one sample named `name` whose labels include `labels` (fails when several match); undefined when
+ * none does.
+ *
+ * @example assert.equal(sampleValue(text, 'router_wakes_total', { outcome: 'ready' }), 1)
+ */
+export function sampleValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const matching = parseMetricsText(text).filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
+  assert.ok(matching.length <= 1, `${name} ${JSON.stringify(labels)} names ${matching.length} series`);
+  return matching[0]?.value;
+}
+
 /** The metric families the exposition declares (`# TYPE <name> <type>`). */
 export function metricFamilies(text: string): Map<string, string> {
   return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name as string, type as string]));
 }
 
 const unbounded: readonly [string, RegExp][] = [
-  ['a DID', /\bdid:/i],
+  ['a DID', /\bdid:[a-z0-9]+:/i],
   ['a UUID', /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i],
-  ['a URL', /^[a-z][a-z0-9+.-]*:\/\//i],
+  ['a URL', /^[a-z][a-z0-9+.-]*:\/\/|^\/\//i],
   ['a hex id', /(?:0x)?[0-9a-f]{17,}/i],
   ['an email address', /[^@\s]+@[^@\s]+\.[^@\s]+/],
 ];

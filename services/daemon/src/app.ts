@@ -1,6 +1,7 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Logger } from 'pino';
 import { compileSchemasOnFirstUse } from './lazy-schemas.ts';
 import { limits } from './limits.ts';
@@ -11,11 +12,18 @@ export const serviceName = 'daemon';
 export const serviceVersion = '0.1.0';
 
 /**
- * The daemon's HTTP surface: PLATFORM_DAEMON_TOKEN on every route but /healthz. No listening. Each route's schemas
- * compile on its first request (`schemas.compileAll()` compiles the rest): an idle daemon stays small.
+ * The daemon's HTTP surface: PLATFORM_DAEMON_TOKEN on every route but /healthz and /metrics (PLATFORM_METRICS_TOKEN,
+ * its own). No listening. Each route's schemas compile on its first request (`schemas.compileAll()` compiles the
+ * rest): an idle daemon stays small.
  */
-export function buildApp(deps: RouteDeps & { logger: Logger }) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+export function buildApp(deps: RouteDeps & { logger: Logger; metrics: ServiceMetrics }) {
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    metrics: deps.metrics,
+    metricsToken: deps.config.metricsToken,
+  });
   const schemas = compileSchemasOnFirstUse(app);
   requireTransportBearer(app, { token: deps.config.token, publicPaths: ['/healthz'] });
   // Headers two routes read in their own code (their refusals name them), in the API description.

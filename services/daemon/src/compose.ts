@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { Clock } from '@platform/kit/clock';
 import { repeatEvery } from '@platform/kit/lifecycle';
+import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Logger } from 'pino';
-import { buildApp, serviceVersion } from './app.ts';
+import { buildApp, serviceName, serviceVersion } from './app.ts';
 import { ChatService } from './chat/chat-service.ts';
 import { MemoryContext } from './chat/memory-context.ts';
 import { partialAnswerIntervalMs } from './chat/reply-preview.ts';
@@ -17,6 +18,7 @@ import { recoverUnfinished } from './intents/recovery.ts';
 import { JournalStore } from './journal/journal-store.ts';
 import type { DeferredSchemas } from './lazy-schemas.ts';
 import { ModelClient } from './llm/model-client.ts';
+import { daemonMetrics } from './metrics.ts';
 import type { RailContext } from './rail/rail-context.ts';
 import { providersFor, ToolCatalogue } from './tools/tool-catalogue.ts';
 import { WakeInbox } from './wake/wake-inbox.ts';
@@ -48,17 +50,25 @@ export interface ComposedDaemon {
  */
 export async function composeDaemon(
   config: DaemonConfig,
-  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity },
+  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity; metrics?: ServiceMetrics },
 ): Promise<ComposedDaemon> {
   const { clock, logger } = options;
   const identity = options.identity ?? loadIdentity({ userId: config.userId, agentKeyHex: config.agentKeyHex, dataDir: config.dataDir });
+  const metrics = options.metrics ?? createServiceMetrics(serviceName);
+  // The gauges read the book and the broker when scraped, by then both exist.
+  const counters = daemonMetrics(metrics, {
+    intentsByStatus: () => book.countByStatus(),
+    pendingGates: () => book.pendingGates(),
+    subscribers: () => broker.subscriberCount,
+  });
   const broker = new EventBroker({
     clock,
     heartbeatMs: config.heartbeatMs,
     bufferBytes: config.subscriberBufferBytes,
     maxSubscribers: config.maxSubscribers,
+    onDropped: counters.eventDropped,
   });
-  const book = new IntentBook(new JournalStore(join(config.dataDir, 'journal'), identity.privateKey), broker, clock);
+  const book = new IntentBook(new JournalStore(join(config.dataDir, 'journal'), identity.privateKey, counters.journalAppended), broker, clock);
   await book.load();
   const models = new ModelClient({
     gateway: config.gateway,
@@ -119,6 +129,7 @@ export async function composeDaemon(
     version: serviceVersion,
     requestShutdown: options.requestShutdown,
     logger,
+    metrics,
   });
   // Shutdown drains before the server closes: the walk stops after its step, waiting requests get their answer.
   app.addHook('preClose', async () => {

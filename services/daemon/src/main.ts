@@ -2,6 +2,7 @@ import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { serviceName } from './app.ts';
 import { composeDaemon } from './compose.ts';
 import { loadConfig } from './config.ts';
@@ -19,6 +20,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const daemon = await composeDaemon(config, {
     clock: systemClock,
     logger,
+    metrics: createServiceMetrics(serviceName),
     requestShutdown: () => {
       logger.info('shutdown requested: draining');
       void stop().then(() => {

@@ -3,6 +3,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { documentDeveloperSecurity } from './http/route-security.ts';
@@ -20,6 +21,10 @@ const authRoutes = new Set(['/v1/developers/nonce', '/v1/developers/auth', '/v1/
 
 export interface AppDeps extends RouteDeps {
   ping: () => Promise<boolean>;
+  /** The service's metrics (main.ts makes them; the payments count theirs there); absent in tests that do not read them. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -30,6 +35,8 @@ export function buildApp(deps: AppDeps) {
     trustProxy: deps.config.trustProxy,
     failureEnvelope: marketplaceFailureEnvelope,
     api: { title: serviceName, version: serviceVersion },
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
   });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {

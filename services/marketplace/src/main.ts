@@ -6,6 +6,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -13,6 +14,7 @@ import type { MarketplaceSchema } from './db/schema.ts';
 import { createDeveloperAuth } from './developers/developer-auth.ts';
 import { createHosting } from './hosting/hosting.ts';
 import { loadIdentity } from './identity.ts';
+import { marketplaceMetrics } from './metrics.ts';
 import { createPayments } from './payments/payments.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
@@ -24,7 +26,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   if (config.agentAuthSecret === '')
     logger.warn('MARKETPLACE_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
   const identity = loadIdentity(config);
-  const database = await openDatabase<MarketplaceSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<MarketplaceSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
   const secret = config.agentAuthSecret || developmentSecret;
@@ -33,11 +36,19 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const forget = { listing: (_id: string) => {} };
   const hosting = createHosting({ db: database.db, clock, logger, config, secret, switched: (id) => forget.listing(id) });
   await hosting.recover();
-  const payments = createPayments({ db: database.db, clock, logger, config, identity, hosted: hosting.calls });
+  const payments = createPayments({
+    db: database.db,
+    clock,
+    logger,
+    config,
+    identity,
+    hosted: hosting.calls,
+    metrics: marketplaceMetrics(metrics, database.db),
+  });
   forget.listing = (id) => payments.desk.listings.forget(id);
   const developers = createDeveloperAuth({ db: database.db, clock, secret, config });
   const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments, hosting };
-  const app = buildApp({ ...deps, ping: () => database.ping() });
+  const app = buildApp({ ...deps, ping: () => database.ping(), metrics, metricsToken: config.metricsToken });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const stopSweeping = payments.startSweeping();
   const running = await serve(app, {

@@ -3,6 +3,7 @@ import { generateAgentKey } from '@platform/client/agent-key';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
@@ -15,6 +16,7 @@ import { createDeveloperAuth, type DeveloperAuth } from '../src/developers/devel
 import { createHosting } from '../src/hosting/hosting.ts';
 import type { HostedRunner } from '../src/hosting/runner.ts';
 import { loadIdentity } from '../src/identity.ts';
+import { marketplaceMetrics } from '../src/metrics.ts';
 import { createPayments } from '../src/payments/payments.ts';
 
 export const agentAuthSecret = 'test-marketplace-secret';
@@ -44,7 +46,9 @@ export interface CallOptions {
 /** One marketplace on a fresh database with a manual clock, driven through app.inject. */
 export async function startMarketplace(engine: TestEngine, options: HarnessOptions = {}) {
   const fresh = await engine.fresh();
-  const database: Database<MarketplaceSchema> = await openDatabase<MarketplaceSchema>(fresh.options as OpenDatabaseOptions);
+  // As main does: one registry for the database, the payments and the app (served with PLATFORM_METRICS_TOKEN in `env`).
+  const metrics = createServiceMetrics(serviceName);
+  const database: Database<MarketplaceSchema> = await openDatabase<MarketplaceSchema>({ ...(fresh.options as OpenDatabaseOptions), metrics });
   await migrate(database, serviceName, options.migrations ?? migrations);
   const clock = options.clock ?? new ManualClock(startTime);
   const config: MarketplaceConfig = loadConfig({
@@ -58,6 +62,8 @@ export async function startMarketplace(engine: TestEngine, options: HarnessOptio
   });
   const identity = loadIdentity(config);
   const tokenKey = deriveTokenKey(agentAuthSecret, serviceName);
+  // Once per registry, as main does (a restart below keeps them).
+  const counters = marketplaceMetrics(metrics, database.db);
   const developers = options.developers ?? createDeveloperAuth({ db: database.db, clock, secret: agentAuthSecret, config });
   /** The service on the database: built at start, and again by restart (the database and its data stay). */
   async function assemble() {
@@ -72,10 +78,18 @@ export async function startMarketplace(engine: TestEngine, options: HarnessOptio
       ...(options.runner ? { runner: options.runner } : {}),
     });
     await hosting.recover();
-    const payments = createPayments({ db: database.db, clock, logger: silentLogger, config, identity, hosted: hosting.calls });
+    const payments = createPayments({
+      db: database.db,
+      clock,
+      logger: silentLogger,
+      config,
+      identity,
+      hosted: hosting.calls,
+      metrics: counters,
+    });
     forget.listing = (id) => payments.desk.listings.forget(id);
     const deps = { db: database.db, clock, logger: silentLogger, config, identity, tokenKey, developers, payments, hosting };
-    const app = buildApp({ ...deps, ping: () => database.ping() });
+    const app = buildApp({ ...deps, ping: () => database.ping(), metrics, metricsToken: config.metricsToken });
     await app.ready();
     return { app, deps, payments, hosting };
   }

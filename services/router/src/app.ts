@@ -3,6 +3,7 @@ import { apiDocsPaths, documentSecurity } from '@platform/kit/http/openapi';
 import { corsHeaders } from './http/cors.ts';
 import { registerAdminRoutes } from './routes/admin-routes.ts';
 import { registerConsoleRoutes } from './routes/console-routes.ts';
+import { registerDaemonMetricsRoute } from './routes/daemon-metrics-route.ts';
 import { registerInternalHealth } from './routes/internal-routes.ts';
 import { registerProxyRoute } from './routes/proxy-route.ts';
 import { registerPublicRoutes } from './routes/public-routes.ts';
@@ -24,7 +25,13 @@ function signedInRoute(url: string): boolean {
 
 /** The public listener: health, version, the caller's account and invite, the console's page, and everything else proxied. */
 export async function buildPublicApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (public)`, version: serviceVersion } });
+  // Counted into the router's one registry, served only on the internal listener: here `/metrics` is a daemon's path.
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: ownBodyBytes,
+    api: { title: `${serviceName} (public)`, version: serviceVersion },
+    metrics: deps.serviceMetrics,
+  });
   app.addHook('onRequest', async (request, reply) => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     reply.headers(corsHeaders(deps.config.corsOrigins, request.headers, preflight));
@@ -43,10 +50,20 @@ export async function buildPublicApp(deps: RouteDeps) {
   return app;
 }
 
-/** The internal listener (a private address): health, and the admin and wake routes when their tokens are set. */
+/**
+ * The internal listener (a private address): health, the admin and wake routes when their tokens are set, and with
+ * PLATFORM_METRICS_TOKEN the router's `/metrics` and its daemons' summed (`/metrics/daemons`).
+ */
 export async function buildInternalApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (internal)`, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: ownBodyBytes,
+    api: { title: `${serviceName} (internal)`, version: serviceVersion },
+    metrics: deps.serviceMetrics,
+    metricsToken: deps.config.metricsToken,
+  });
   registerInternalHealth(app, deps);
+  registerDaemonMetricsRoute(app, deps);
   if (deps.config.adminToken !== '') await registerAdminRoutes(app, deps);
   if (deps.config.wakeToken !== '') await registerWakeRoute(app, deps);
   return app;

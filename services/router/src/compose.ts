@@ -4,18 +4,21 @@ import { daemonOwnerTokenMinter } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
+import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Logger } from 'pino';
 import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
 import { JwtVerifier } from './auth/jwt-verifier.ts';
 import type { RouterConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
 import type { RouterSchema } from './db/schema.ts';
+import { daemonMetricsTokenFor } from './environments/daemon-metrics.ts';
 import { FlyProvider } from './environments/fly-provider.ts';
 import { Activity, IdleReaper } from './environments/idle-reaper.ts';
 import { ProcessProvider } from './environments/process-provider.ts';
 import type { EnvironmentProvider } from './environments/provider.ts';
 import { probeHealth, probeWorking, WakeCoordinator } from './environments/wake-coordinator.ts';
 import { InvitesRepository } from './invites/invites.repository.ts';
+import { routerMetrics } from './metrics.ts';
 import { environmentUser } from './routes/proxy-route.ts';
 import type { RouteDeps } from './routes/route-deps.ts';
 import { UserAccess } from './users/access.ts';
@@ -36,17 +39,19 @@ export interface ComposedRouter {
 }
 
 /**
- * The per-user secrets a daemon starts with: its own bearer, and its user's owner token for each service whose root
- * the router holds (memory, contract engine, ...: kit `daemonOwnerTokens`), so the daemon acts for its own user and
- * nobody else at each of them.
+ * The per-user secrets a daemon starts with: its own bearer, its user's owner token for each service whose root the
+ * router holds (memory, contract engine, ...: kit `daemonOwnerTokens`), so the daemon acts for its own user and nobody
+ * else at each of them, and with PLATFORM_METRICS_TOKEN set its own metrics bearer (`daemonMetricsTokenFor`).
  */
 export function daemonSecrets(roots: {
   daemonTokenRoot: string;
   ownerTokenRoots: Readonly<Record<string, string>>;
+  metricsToken?: string;
 }): (userId: string) => Record<string, string> {
   const bearer = daemonTokenFor(roots.daemonTokenRoot);
   const owned = daemonOwnerTokenMinter(roots.ownerTokenRoots);
-  return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...owned(userId) });
+  const metrics = roots.metricsToken ? daemonMetricsTokenFor(roots.metricsToken) : undefined;
+  return (userId) => ({ PLATFORM_DAEMON_TOKEN: bearer(userId), ...owned(userId), ...(metrics && { PLATFORM_METRICS_TOKEN: metrics(userId) }) });
 }
 
 /** The provider ROUTER_PROVIDER names; the Kubernetes client (a large module) is loaded only when it is the one. */
@@ -67,12 +72,16 @@ async function chooseProvider(
 export async function composeRouter(
   database: Database<RouterSchema>,
   config: RouterConfig,
-  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider },
+  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider; metrics?: ServiceMetrics },
 ): Promise<ComposedRouter> {
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
   const daemonToken = daemonTokenFor(options.daemonTokenRoot);
-  const secretsFor = daemonSecrets({ daemonTokenRoot: options.daemonTokenRoot, ownerTokenRoots: config.ownerTokenRoots });
+  const secretsFor = daemonSecrets({
+    daemonTokenRoot: options.daemonTokenRoot,
+    ownerTokenRoots: config.ownerTokenRoots,
+    metricsToken: config.metricsToken,
+  });
   const provider: EnvironmentProvider = options.provider ?? (await chooseProvider(config, { clock, logger, secretsFor, tokenFor: daemonToken }));
   const users = new UsersRepository(database.db, clock);
   const directory = new UserDirectory(users, clock);
@@ -80,6 +89,16 @@ export async function composeRouter(
   const invites = new InvitesRepository(database.db, clock);
   const provisioner = new Provisioner({ users, directory, provider, clock, logger, defaultRegion: config.defaultRegion });
   const activity = new Activity(clock);
+  const serviceMetrics = options.metrics ?? createServiceMetrics(serviceName);
+  // Read when scraped; `wake` and `access` exist by then.
+  const metrics = routerMetrics(serviceMetrics, {
+    countByState: () => users.countByState(),
+    running: () => provider.running().length,
+    waiting: () => {
+      const wakes = wake.totals();
+      return { flights: wakes.flights, waiters: wakes.waiters + access.totals().waiters };
+    },
+  });
   const wake = new WakeCoordinator({
     provider,
     clock,
@@ -88,7 +107,9 @@ export async function composeRouter(
     wakeTimeoutMs: config.wakeTimeoutMs,
     maxWaiters: config.maxWaiters,
     probe: probeHealth,
+    metrics: metrics.wakes,
   });
+  const access = new UserAccess({ directory, invites, provisioner, clock, wakeTimeoutMs: config.wakeTimeoutMs, maxWaiters: config.maxWaiters });
   const agents = { environments: new http.Agent({ keepAlive: true, maxSockets: 1024 }), gateway: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
   const deps: RouteDeps = {
     config,
@@ -100,13 +121,15 @@ export async function composeRouter(
     directory,
     invites,
     provisioner,
-    access: new UserAccess({ directory, invites, provisioner, clock, wakeTimeoutMs: config.wakeTimeoutMs, maxWaiters: config.maxWaiters }),
+    access,
     provider,
     wake,
     activity,
     verifier: config.identityProvider ? new JwtVerifier(config.identityProvider, clock, logger) : undefined,
     daemonToken,
     agents,
+    metrics,
+    serviceMetrics,
   };
   const reaper = new IdleReaper({
     provider,

@@ -159,7 +159,7 @@ function address(env: Env, name: string, fallback: ListenAddress): ListenAddress
 }
 
 /** Settings never passed through as they are, whatever ROUTER_DAEMON_ENV lists: each daemon gets its own instead. */
-const perUserSettings = new Set(['PLATFORM_DAEMON_TOKEN', ...daemonOwnerTokens.map(({ setting }) => setting)]);
+const perUserSettings = new Set(['PLATFORM_DAEMON_TOKEN', 'PLATFORM_METRICS_TOKEN', ...daemonOwnerTokens.map(({ setting }) => setting)]);
 
 function daemonEnv(env: Env): Record<string, string> {
   const names =

@@ -4,6 +4,7 @@ import type { Env } from '@platform/kit/config';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { serviceName } from './app.ts';
 import { composeRouter } from './compose.ts';
@@ -25,8 +26,9 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   if (config.identityProvider === undefined) logger.warn('IDP_URL is not set: every authenticated route answers 503 until an identity provider is configured');
   // Every daemon gets a bearer derived from this root; in development it is generated once into DATA_DIR.
   const root = secretFromSettingOrFile(config.daemonTokenRoot, config.dataDir, 'daemon-token-root.key', 'PLATFORM_DAEMON_TOKEN');
-  const database = await openDatabase<RouterSchema>({ url: config.databaseUrl, dataDir: `${config.dataDir}/db`, schema: serviceName, logger });
-  const router = await composeRouter(database, config, { clock: systemClock, logger, daemonTokenRoot: root.hex });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<RouterSchema>({ url: config.databaseUrl, dataDir: `${config.dataDir}/db`, schema: serviceName, logger, metrics });
+  const router = await composeRouter(database, config, { clock: systemClock, logger, daemonTokenRoot: root.hex, metrics });
   const running = await serve(router.publicApp, {
     host: config.publicAddress.host,
     port: config.publicAddress.port,

@@ -7,6 +7,7 @@ import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { type Clock, systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { OAuth2Server } from 'oauth2-mock-server';
@@ -80,8 +81,11 @@ export async function startRouter(
   } = {},
 ): Promise<TestRouter & { database: Database<RouterSchema>; dispose: () => Promise<void> }> {
   const fresh = options.database ? undefined : await engine.fresh();
+  // As main does: the database counts its queries into the router's metrics.
+  const metrics = createServiceMetrics('router');
   const database =
-    options.database ?? (await openDatabase<RouterSchema>({ ...(fresh?.options ?? { logger: silentLogger }), schema: fresh?.options.schema ?? 'router' }));
+    options.database ??
+    (await openDatabase<RouterSchema>({ ...(fresh?.options ?? { logger: silentLogger }), schema: fresh?.options.schema ?? 'router', metrics }));
   const volumes = options.volumes ?? mkdtempSync(join(tmpdir(), 'router-volumes-'));
   const config = loadConfig(
     {
@@ -100,7 +104,7 @@ export async function startRouter(
   const provider = options.provider?.(
     new ProcessProvider(config.processProvider, {
       tokenFor: daemonTokenFor(daemonRoot),
-      secretsFor: daemonSecrets({ daemonTokenRoot: daemonRoot, ownerTokenRoots: config.ownerTokenRoots }),
+      secretsFor: daemonSecrets({ daemonTokenRoot: daemonRoot, ownerTokenRoots: config.ownerTokenRoots, metricsToken: config.metricsToken }),
       logger: silentLogger,
     }),
   );
@@ -108,6 +112,7 @@ export async function startRouter(
     clock,
     logger: options.logger ?? silentLogger,
     daemonTokenRoot: daemonRoot,
+    metrics,
     ...(provider ? { provider } : {}),
   });
   await router.publicApp.listen({ host: '127.0.0.1', port: 0 });
@@ -182,6 +187,19 @@ export function countingProvider(base: EnvironmentProvider) {
   };
   return { provider, counts };
 }
+
+/** A scheduler's wake body for `userId` (services/scheduler/README.md, Wake delivery), a fresh alarm each time. */
+export const wakeBody = (userId: string) => ({
+  user_id: userId,
+  alarm_id: randomUUID(),
+  label: 'stand-up',
+  wake_message: 'Stand-up in five minutes',
+  conversation_id: 'work',
+  payload: {},
+  scheduled_for: '2026-06-01T09:30:00.000Z',
+  fired_at: '2026-06-01T09:30:00.100Z',
+  attempt: 1,
+});
 
 /** Creates an invite and redeems it as the token's user. */
 export async function invite(router: TestRouter, token: string): Promise<void> {

@@ -13,20 +13,9 @@ import { httpCall } from '@platform/testkit/http-call';
 import { railScript } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/service-process';
-import { adminToken, audience, type IdentityProvider, startIdentityProvider, startRouter, wakeToken } from './harness.ts';
+import { adminToken, audience, type IdentityProvider, startIdentityProvider, startRouter, wakeBody, wakeToken } from './harness.ts';
 
 const [pglite] = testEngines();
-const wakeBody = (userId: string) => ({
-  user_id: userId,
-  alarm_id: randomUUID(),
-  label: 'stand-up',
-  wake_message: 'Stand-up in five minutes',
-  conversation_id: 'work',
-  payload: {},
-  scheduled_for: '2026-06-01T09:30:00.000Z',
-  fired_at: '2026-06-01T09:30:00.100Z',
-  attempt: 1,
-});
 
 describe('POST /internal/wake', () => {
   let idp: IdentityProvider;

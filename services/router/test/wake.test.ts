@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { postgresEngine, testEngines } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
+import { httpCall } from '@platform/testkit/http-call';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { sampleValue } from '@platform/testkit/metrics-text';
 import { countingProvider, type IdentityProvider, invite, startIdentityProvider, startRouter } from './harness.ts';
 
 const [pglite] = testEngines();
@@ -75,9 +77,10 @@ describe('waking environments', () => {
     }
   });
 
-  test('an environment that never becomes ready: 503 with Retry-After at ROUTER_WAKE_TIMEOUT on the injected clock, never a hang', async () => {
+  test('an environment that never becomes ready: 503 with Retry-After at ROUTER_WAKE_TIMEOUT on the injected clock, never a hang, counted as a timeout', async () => {
     const clock = new ManualClock(new Date());
-    const router = await startRouter(pglite!, idp, { clock, env: { ROUTER_DAEMON_ENTRY: neverReady } });
+    const metricsToken = 'router-metrics-token-for-tests';
+    const router = await startRouter(pglite!, idp, { clock, env: { ROUTER_DAEMON_ENTRY: neverReady, PLATFORM_METRICS_TOKEN: metricsToken } });
     try {
       const sub = randomUUID();
       await router.admin('POST', '/admin/users', { idp_user_id: sub });
@@ -88,6 +91,11 @@ describe('waking environments', () => {
       assert.deepEqual([answer.status, answer.json.error.code, answer.headers.get('retry-after')], [503, 'unavailable', '5']);
       assert.match(answer.json.error.message, /did not become ready within 30000 ms/);
       assert.equal(router.router.deps.wake.stats().failures, 1);
+      const metrics = (await httpCall(router.internalUrl, 'GET', '/metrics', { bearer: metricsToken })).text;
+      assert.equal(sampleValue(metrics, 'router_wakes_total', { outcome: 'timeout' }), 1);
+      assert.equal(sampleValue(metrics, 'router_wakes_total', { outcome: 'ready' }), 0);
+      assert.equal(sampleValue(metrics, 'router_cold_starts_total'), 0);
+      assert.equal(sampleValue(metrics, 'router_wake_duration_seconds_count'), 0, 'only wakes that became ready are timed');
     } finally {
       await router.dispose();
     }

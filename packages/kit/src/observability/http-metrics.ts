@@ -72,15 +72,23 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
 /**
  * `GET /metrics` in Prometheus' text format, behind its own bearer (PLATFORM_METRICS_TOKEN, which `platform up` derives
  * from the root secret), compared in constant time. Never public: with no token the route is not served (404). It is
- * left out of the API description, which documents the service's API, not its operations endpoint.
+ * left out of the API description, which documents the service's API, not its operations endpoint. Asked with
+ * `Accept: application/json` (a parent summing its children's metrics, `aggregate-metrics.ts`; Prometheus never asks
+ * so) it answers prom-client's JSON form, which keeps each metric's type and how it is summed.
  */
 export function registerMetricsRoute(app: FastifyInstance, options: { metrics: ServiceMetrics; token: string }): void {
   if (options.token === '') return;
   app.get(metricsPath, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
-    const presented = bearerFrom(request);
-    if (presented === undefined) throw new ServiceError('unauthorized', 'missing metrics bearer (Authorization: Bearer <PLATFORM_METRICS_TOKEN>)');
-    if (!safeEqual(presented, options.token)) throw new ServiceError('unauthorized', 'invalid metrics bearer');
+    requireMetricsBearer(request, options.token);
+    if (request.headers.accept === 'application/json') return reply.type('application/json').send(JSON.stringify(await options.metrics.json()));
     const text = await options.metrics.render();
     return reply.type(options.metrics.contentType).send(text);
   });
+}
+
+/** Throws 401 (in the envelope) unless the request carries the metrics bearer: for any route that serves metrics. */
+export function requireMetricsBearer(request: FastifyRequest, token: string): void {
+  const presented = bearerFrom(request);
+  if (presented === undefined) throw new ServiceError('unauthorized', 'missing metrics bearer (Authorization: Bearer <PLATFORM_METRICS_TOKEN>)');
+  if (!safeEqual(presented, token)) throw new ServiceError('unauthorized', 'invalid metrics bearer');
 }

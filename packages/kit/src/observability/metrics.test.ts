@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createServiceApp } from '../http/create-app.ts';
 import { requireTransportBearer } from '../http/transport-bearer.ts';
-import { boundedLabel, createServiceMetrics } from './metrics.ts';
+import { childMetrics, summedMetrics } from './aggregate-metrics.ts';
+import { boundedLabel, createServiceMetrics, setCounts } from './metrics.ts';
 
 const token = 'metrics-secret-for-this-test';
 
@@ -71,5 +72,56 @@ describe('metric names and labels', () => {
     const allowed = new Set(['GET', 'POST']);
     assert.equal(boundedLabel('POST', allowed), 'POST');
     assert.equal(boundedLabel('did:key:z6Mk', allowed), 'other');
+  });
+});
+
+describe('gauges read at scrape time, and children summed by a parent', () => {
+  it('a collect that fails keeps its last values, and /metrics still answers', async () => {
+    const { app, metrics } = appWithMetrics(token);
+    let failing = false;
+    metrics.gauge({
+      name: 'test_queue_length',
+      help: 'x',
+      collect() {
+        if (failing) throw new Error('the database is down');
+        this.set(7);
+      },
+    });
+    assert.match((await scrape(app, `Bearer ${token}`)).body, /^test_queue_length 7$/m);
+    failing = true;
+    const answer = await scrape(app, `Bearer ${token}`);
+    assert.equal(answer.statusCode, 200);
+    assert.match(answer.body, /^test_queue_length 7$/m);
+  });
+
+  it('setCounts writes every value of the closed set, 0 for the ones without a count', async () => {
+    const metrics = createServiceMetrics('test');
+    const gauge = metrics.gauge<'state'>({ name: 'test_things', help: 'x', labelNames: ['state'] });
+    setCounts(gauge, 'state', ['open', 'closed'], new Map([['open', 3]]));
+    setCounts(gauge, 'state', ['open', 'closed'], new Map([['closed', 1]]));
+    const text = await metrics.render();
+    assert.match(text, /^test_things\{state="open"\} 0$/m);
+    assert.match(text, /^test_things\{state="closed"\} 1$/m);
+  });
+
+  it('answers JSON when asked, which a parent sums over its children, keeping only the names it expects', async () => {
+    const children = await Promise.all(
+      [2, 3].map(async (calls) => {
+        const { app, metrics } = appWithMetrics(token);
+        metrics.counter({ name: 'test_calls_total', help: 'x' }).inc(calls);
+        metrics.histogram({ name: 'test_wait_seconds', help: 'x' }).observe(calls / 1000);
+        const answer = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+        assert.match(answer.headers['content-type'] as string, /^application\/json/);
+        return answer.json();
+      }),
+    );
+    const forged = [{ name: 'other_secret_total', help: 'x', type: 'counter', values: [{ value: 1, labels: { user: 'did:key:z6Mk' } }] }, { name: 'test_bad' }];
+    const text = await summedMetrics([...children, forged].map((json) => childMetrics(json, ['test_', 'process_'])));
+    assert.match(text, /^test_calls_total 5$/m);
+    assert.match(text, /^test_wait_seconds_count 2$/m);
+    assert.match(text, /^test_wait_seconds_bucket\{le="0.0025"\} 1$/m);
+    assert.match(text, /^process_resident_memory_bytes \d+/m, 'summed over the children');
+    assert.doesNotMatch(text, /other_secret_total|test_bad|did:key|process_start_time_seconds/);
+    assert.deepEqual(childMetrics('not metrics', ['test_']), []);
   });
 });

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 
 /**
  * A service's Prometheus metrics: one registry per service instance (tests build several apps in one process), with
@@ -21,6 +21,8 @@ export interface ServiceMetrics {
   histogram<L extends string = never>(config: HistogramConfig<L>): Histogram<L>;
   /** The Prometheus text exposition: this service's metrics and the process's. */
   render(): Promise<string>;
+  /** The same as prom-client's JSON (`getMetricsAsJSON`), for a parent that sums its children's (`aggregate-metrics.ts`). */
+  json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
   readonly contentType: string;
 }
 
@@ -31,7 +33,10 @@ export interface MetricConfig<L extends string> {
 }
 
 export interface GaugeConfig<L extends string> extends MetricConfig<L> {
-  /** Read at scrape time (a count the database holds, a queue's length): set the gauge from `this`. */
+  /**
+   * Read at scrape time (a count the database holds, a queue's length): set the gauge from `this`. One that fails (the
+   * database is down) leaves the values it set last, so `/metrics` still answers with the `db_*` metrics that say why.
+   */
   collect?: (this: Gauge<L>) => void | Promise<void>;
 }
 
@@ -59,16 +64,28 @@ export function createServiceMetrics(service: string): ServiceMetrics {
     service,
     registry,
     counter: (config) => existing(config.name) ?? new Counter({ ...labelled(config), registers: [registry] }),
-    gauge: (config) => existing(config.name) ?? new Gauge({ ...labelled(config), ...(config.collect && { collect: config.collect }), registers: [registry] }),
+    gauge: (config) =>
+      existing(config.name) ?? new Gauge({ ...labelled(config), ...(config.collect && { collect: lenient(config.collect) }), registers: [registry] }),
     histogram: (config) =>
       existing(config.name) ?? new Histogram({ ...labelled(config), buckets: [...(config.buckets ?? latencyBuckets)], registers: [registry] }),
     render: async () => (await Registry.merge([processRegistry(), registry]).metrics()) as string,
+    json: () => Registry.merge([processRegistry(), registry]).getMetricsAsJSON(),
     contentType: registry.contentType,
   };
 }
 
 function labelled<L extends string>(config: MetricConfig<L>) {
   return { name: config.name, help: config.help, labelNames: [...(config.labelNames ?? [])] as L[] };
+}
+
+function lenient<L extends string>(collect: (this: Gauge<L>) => void | Promise<void>) {
+  return async function (this: Gauge<L>) {
+    try {
+      await collect.call(this);
+    } catch {
+      // The last values stay (GaugeConfig.collect).
+    }
+  };
 }
 
 function checkedName(service: string, name: string): string {
@@ -86,6 +103,16 @@ function checkedName(service: string, name: string): string {
  */
 export function boundedLabel<T extends string>(value: string, allowed: ReadonlySet<T>): T | 'other' {
   return allowed.has(value as T) ? (value as T) : 'other';
+}
+
+/**
+ * Sets a gauge labelled by one closed set from counts (a `group by` at scrape time): every value of the set is
+ * written, 0 when it has no count, so a state that empties reads 0 instead of keeping its last count.
+ *
+ * @example setCounts(gauge, 'state', ['active', 'suspended'], new Map([['active', 3]]))
+ */
+export function setCounts<L extends string>(gauge: Gauge<L>, label: L, values: readonly string[], counts: ReadonlyMap<string, number>): void {
+  for (const value of values) gauge.set({ [label]: value } as Partial<Record<L, string>>, counts.get(value) ?? 0);
 }
 
 let processMetrics: Registry | undefined;

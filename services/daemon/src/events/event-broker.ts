@@ -22,6 +22,8 @@ export interface BrokerOptions {
   maxSubscribers: number;
   /** Recent transcript events kept for Last-Event-ID on the unfiltered stream. */
   recentEvents?: number;
+  /** Told of each event a subscriber lost (`daemon_sse_dropped_events_total`). */
+  onDropped?: () => void;
 }
 
 export interface BrokerStats {
@@ -65,7 +67,7 @@ export class EventBroker {
 
   constructor(options: BrokerOptions) {
     this.#clock = options.clock;
-    this.#options = { recentEvents: 1024, ...options };
+    this.#options = { recentEvents: 1024, onDropped: () => {}, ...options };
     this.#heartbeats = this.#heartbeatLoop();
   }
 
@@ -225,6 +227,7 @@ export class EventBroker {
         bytes: this.#options.bufferBytes,
         onDrop: () => {
           this.#dropped++;
+          this.#options.onDropped();
         },
       },
       position,

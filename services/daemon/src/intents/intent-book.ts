@@ -137,6 +137,20 @@ export class IntentBook {
     return this.#summaries.size;
   }
 
+  /** Intents by status, from the index (no journal read): `daemon_intents`, at scrape time. */
+  countByStatus(): Map<IntentStatus, number> {
+    const counts = new Map<IntentStatus, number>();
+    for (const summary of this.#summaries.values()) counts.set(summary.status, (counts.get(summary.status) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Gates waiting for a person, over the unfinished intents (every one is in memory). */
+  pendingGates(): number {
+    let pending = 0;
+    for (const { state } of this.#loaded.values()) if (!isTerminal(state.status)) for (const gate of state.gates) if (gate.status === 'pending') pending++;
+    return pending;
+  }
+
   /** Keeps every unfinished intent and the most recently loaded finished ones. */
   #evictFinished(): void {
     const finished = [...this.#loaded.entries()].filter(([, loaded]) => isTerminal(loaded.state.status));

@@ -31,10 +31,13 @@ export class JournalStore {
   readonly #privateKey: KeyObject;
   readonly #tails = new Map<string, ChainTail>();
   readonly #appends = new KeyedQueue();
+  readonly #appended: () => void;
 
-  constructor(root: string, privateKey: KeyObject) {
+  /** `appended` is told of every envelope once it is durable (`daemon_journal_appends_total`). */
+  constructor(root: string, privateKey: KeyObject, appended: () => void = () => {}) {
     this.root = root;
     this.#privateKey = privateKey;
+    this.#appended = appended;
   }
 
   async open(): Promise<void> {
@@ -50,6 +53,7 @@ export class JournalStore {
     await ensureDirectory(folder);
     await writeFileDurably(join(folder, `1-${kind}.json`), JSON.stringify(envelope), { exclusive: true });
     this.#tails.set(id, { seq: 1, hash: id });
+    this.#appended();
     return envelope;
   }
 
@@ -65,6 +69,7 @@ export class JournalStore {
     const written = await writeFileDurably(join(this.root, intentId, `${envelope.seq}-${kind}.json`), JSON.stringify(envelope), { exclusive: true });
     if (!written) throw new Error(`journal ${intentId} already has an envelope ${envelope.seq}`);
     this.#tails.set(intentId, { seq: envelope.seq, hash: envelopeHash(envelope) });
+    this.#appended();
     return envelope;
   }
 

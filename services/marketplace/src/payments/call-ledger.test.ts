@@ -3,10 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
 import { uuidv7 } from '@platform/kit/ids';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { silentLogger, testEngines } from '@platform/testkit/databases';
 import { serviceName } from '../app.ts';
 import { migrations } from '../db/migrations.ts';
 import type { MarketplaceSchema } from '../db/schema.ts';
+import { marketplaceMetrics } from '../metrics.ts';
 import { CallLedger } from './call-ledger.ts';
 import { newInvocation } from './invocations.repository.ts';
 
@@ -34,7 +36,7 @@ for (const engine of testEngines()) {
       dispose = fresh.dispose;
       database = await openDatabase<MarketplaceSchema>(fresh.options);
       await migrate(database, serviceName, migrations);
-      ledger = new CallLedger(database.db, silentLogger);
+      ledger = new CallLedger(database.db, silentLogger, marketplaceMetrics(createServiceMetrics('marketplace'), database.db));
     });
     after(async () => {
       await database.close();

@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from '@platform/kit/db/unavailable';
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { InvocationTable, MarketplaceSchema } from '../db/schema.ts';
+import type { MarketplaceMetrics } from '../metrics.ts';
 import { addToListingStats } from './listing-stats.ts';
 
 /** One accepted voucher: what it moves on its tab, and the invocation it paid (none for a bare co-sign). */
@@ -59,9 +60,13 @@ export class CallLedger {
    */
   readonly #texts = new Map<string, string>();
 
-  constructor(db: Kysely<MarketplaceSchema>, logger: Logger) {
+  readonly #metrics: MarketplaceMetrics;
+
+  /** Each call's outcome is counted in `metrics` once its group committed it (`marketplace_invocations_total`). */
+  constructor(db: Kysely<MarketplaceSchema>, logger: Logger, metrics: MarketplaceMetrics) {
     this.#db = db;
     this.#logger = logger;
+    this.#metrics = metrics;
   }
 
   /**
@@ -75,11 +80,13 @@ export class CallLedger {
   /** Writes a call's outcome (every outcome column of `row`) and adds it to its listing's stats. */
   async finish(row: InvocationTable, stats: StatsDelta): Promise<void> {
     await this.#enqueue({ kind: 'finish', row, stats });
+    this.#metrics.finished(row);
   }
 
   /** A voucher's move on its tab, with the invocation it paid. */
   async record(entry: TabEntry): Promise<void> {
     await this.#enqueue({ kind: 'tab', entry });
+    if (entry.invocation) this.#metrics.finished(entry.invocation);
   }
 
   /** Resolves once everything queued so far is written (outcomes being written again included). */

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { InvocationTable, ListingTable, MarketplaceSchema } from '../db/schema.ts';
 import { type HostedCalls, hostedEndpoint } from '../hosting/hosted-calls.ts';
 import type { ManifestOperation } from '../listings/manifest-types.ts';
+import type { MarketplaceMetrics } from '../metrics.ts';
 import { invokeRef, requestDigest } from './binding.ts';
 import type { CallLedger } from './call-ledger.ts';
 import { type CallOutcome, type CallRequest, finishedInvocation, keyReused, outcomeOf } from './call-outcome.ts';
@@ -42,6 +43,7 @@ export class InvokeDesk {
   readonly #quotes: Quotes;
   readonly #tabs: TabDesk;
   readonly #ledger: CallLedger;
+  readonly #metrics: MarketplaceMetrics;
   readonly #settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   readonly invocations: InvocationsRepository;
   readonly listings: ListingCache;
@@ -61,6 +63,7 @@ export class InvokeDesk {
     invocations: InvocationsRepository;
     ledger: CallLedger;
     tabs: TabDesk;
+    metrics: MarketplaceMetrics;
     settings: { providerTimeoutMs: number; paymentTtlSeconds: number; settlementUrl: string };
   }) {
     this.#db = options.db;
@@ -73,6 +76,7 @@ export class InvokeDesk {
     this.#quotes = options.quotes;
     this.#tabs = options.tabs;
     this.#ledger = options.ledger;
+    this.#metrics = options.metrics;
     this.#settings = options.settings;
     this.invocations = options.invocations;
     this.listings = new ListingCache(options.db);
@@ -194,24 +198,36 @@ export class InvokeDesk {
       } catch (error) {
         // Nothing moved: free the key, so the caller can pay again (a new intent) under it.
         await this.invocations.forget(invocation.id);
-        if (error instanceof PaymentRefused) throw refusedHold(terms, error);
+        if (error instanceof PaymentRefused) {
+          this.#metrics.holdRefused();
+          throw refusedHold(terms, error);
+        }
         throw error;
       }
       // Noted with the outcome, not now: one write less per call. A hold whose call is interrupted before then
       // returns to the caller when it expires (the call's timeout and two minutes).
       invocation.hold_id = holdId;
+      this.#metrics.holdPlaced();
     }
-    const served = await this.#serve(listing, operation, args, invocation);
-    const cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
-    // Not settled now (settlement unreachable): the cost stays, and the sweep settles it with the same keys.
-    const settled = holdId === undefined ? undefined : await this.#settleHold(invocation.id, holdId, cost);
+    let settled: { seq: bigint; captured: bigint } | undefined;
+    let served: ProviderOutcome;
+    let cost: bigint;
+    try {
+      served = await this.#serve(listing, operation, args, invocation);
+      cost = served.ok ? costMicros(operation, served.units, invocation.cap_micros) : 0n;
+      // Not settled now (settlement unreachable): the cost stays, and the sweep settles it with the same keys.
+      settled = holdId === undefined ? undefined : await this.#settleHold(invocation.id, holdId, cost);
+    } finally {
+      // Settled, or the sweep's now (it counts what it finds open).
+      if (holdId !== undefined) this.#metrics.holdClosed();
+    }
     return this.#finish(invocation, served, settled?.captured ?? cost, settled?.seq ?? null);
   }
 
   /** Calls the provider for an invocation: the developer's server, or for a hosted listing its running Worker. */
-  #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
+  async #serve(listing: ListingTable, operation: ManifestOperation, args: unknown, invocation: InvocationTable): Promise<ProviderOutcome> {
     const endpoint = listing.manifest.endpoint;
-    return callProvider(endpoint === undefined ? this.#hosted.client : this.#providers, this.#signatures, {
+    const served = await callProvider(endpoint === undefined ? this.#hosted.client : this.#providers, this.#signatures, {
       endpoint: endpoint ?? hostedEndpoint(listing.hosted_deployment_id),
       manifestHash: listing.manifest_hash,
       operation,
@@ -221,6 +237,8 @@ export class InvokeDesk {
       timeoutMs: this.#timeoutMs(listing, operation),
       now: () => performance.now(),
     });
+    this.#metrics.providerAnswered(endpoint === undefined ? 'hosted' : 'external', served.latencyMs / 1000);
+    return served;
   }
 
   #timeoutMs(listing: ListingTable, operation: ManifestOperation): number {

@@ -1,5 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import { createJsonClient } from '@platform/kit/http/json-client';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { MarketplaceConfig } from '../config.ts';
@@ -7,6 +8,7 @@ import type { MarketplaceSchema } from '../db/schema.ts';
 import type { HostedCalls } from '../hosting/hosted-calls.ts';
 import { guardedClient, guardedLookup } from '../http/ssrf.ts';
 import type { MarketplaceIdentity } from '../identity.ts';
+import { type MarketplaceMetrics, marketplaceMetrics } from '../metrics.ts';
 import { CallLedger } from './call-ledger.ts';
 import { InvocationsRepository } from './invocations.repository.ts';
 import { InvokeDesk } from './invoke-desk.ts';
@@ -43,8 +45,11 @@ export function createPayments(deps: {
   config: MarketplaceConfig;
   identity: MarketplaceIdentity;
   hosted: HostedCalls;
+  /** Counted here (main.ts makes them on the service's registry); absent, a registry of their own nobody reads. */
+  metrics?: MarketplaceMetrics;
 }): Payments {
   const { db, clock, logger, config, identity } = deps;
+  const metrics = deps.metrics ?? marketplaceMetrics(createServiceMetrics('marketplace'), db);
   const settlementClient = createJsonClient({ maxSockets: 256, timeoutMs: 15_000 });
   const settlement = new SettlementGateway({ baseUrl: config.settlementUrl, ledgerToken: config.ledgerToken, agent: identity.agent, client: settlementClient });
   // Providers are the developers' servers: names resolving to private addresses are refused unless allowed.
@@ -57,7 +62,7 @@ export function createPayments(deps: {
   const providers = guardedClient(providerClient, config.allowPrivateEndpoints);
   const quotes = new Quotes({ db, clock, signer: identity.signer, chainId: config.eip712ChainId, ttlSeconds: config.quoteTtlSeconds });
   const tabs = new Tabs({ db, clock, logger, settlement, settings: { paymentTtlSeconds: config.paymentTtlSeconds, settlementUrl: config.settlementUrl } });
-  const ledger = new CallLedger(db, logger);
+  const ledger = new CallLedger(db, logger, metrics);
   const invocations = new InvocationsRepository(db);
   const signatures = new Signatures(identity.agent);
   const tabDesk = new TabDesk({ db, clock, identity, tabs, ledger, invocations, signatures });
@@ -73,11 +78,12 @@ export function createPayments(deps: {
     invocations,
     ledger,
     tabs: tabDesk,
+    metrics,
     settings: { providerTimeoutMs: config.providerTimeoutMs, paymentTtlSeconds: config.paymentTtlSeconds, settlementUrl: config.settlementUrl },
   });
   const receipts = new Receipts({ db, invocations, signer: identity.signer, chainId: config.eip712ChainId, settlementUrl: config.settlementUrl });
   const payouts = new Payouts({ db, clock, logger, settlement });
-  const sweep = new Sweep({ clock, logger, settlement, invocations, tabs, ledger, payouts, providerTimeoutMs: config.providerTimeoutMs });
+  const sweep = new Sweep({ clock, logger, settlement, invocations, tabs, ledger, payouts, metrics, providerTimeoutMs: config.providerTimeoutMs });
   function startSweeping() {
     let running: Promise<unknown> = sweep.runOnce().catch((error) => logger.error({ err: error }, 'sweep failed'));
     const timer = setInterval(() => {

@@ -1,6 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import type { InvocationTable } from '../db/schema.ts';
+import type { MarketplaceMetrics } from '../metrics.ts';
 import type { CallLedger } from './call-ledger.ts';
 import type { InvocationsRepository } from './invocations.repository.ts';
 import type { Payouts } from './payouts.ts';
@@ -25,6 +26,7 @@ export class Sweep {
   readonly #tabs: Tabs;
   readonly #ledger: CallLedger;
   readonly #payouts: Payouts;
+  readonly #metrics: MarketplaceMetrics;
   /** A call still pending this long after it started was interrupted (the longest provider timeout, and a margin). */
   readonly #interruptedAfterMs: number;
 
@@ -36,6 +38,7 @@ export class Sweep {
     tabs: Tabs;
     ledger: CallLedger;
     payouts: Payouts;
+    metrics: MarketplaceMetrics;
     providerTimeoutMs: number;
   }) {
     this.#clock = options.clock;
@@ -45,6 +48,7 @@ export class Sweep {
     this.#tabs = options.tabs;
     this.#ledger = options.ledger;
     this.#payouts = options.payouts;
+    this.#metrics = options.metrics;
     this.#interruptedAfterMs = options.providerTimeoutMs + 60_000;
   }
 
@@ -52,7 +56,14 @@ export class Sweep {
   async runOnce(): Promise<number> {
     let settled = 0;
     const before = new Date(this.#clock.now().getTime() - this.#interruptedAfterMs);
-    for (const row of await this.#invocations.unsettled(before, batch)) settled += await this.#attempt('hold', row.id, () => this.#settleHold(row));
+    let leftOpen = 0;
+    for (const row of await this.#invocations.unsettled(before, batch)) {
+      const done = await this.#attempt('hold', row.id, () => this.#settleHold(row));
+      settled += done;
+      if (done === 0 && row.hold_id !== null) leftOpen++;
+    }
+    // Read where it costs nothing more: the rows this pass reads anyway (at most a batch of them).
+    this.#metrics.sweepLeftOpen(leftOpen);
     for (const tab of await this.#tabs.due(batch))
       settled += await this.#attempt('tab', tab.id, () => this.#tabs.closeById(tab.id, () => this.#ledger.flushed()));
     for (const payout of await this.#payouts.pending(batch)) settled += await this.#attempt('payout', payout.id, () => this.#payouts.pay(payout));

@@ -44,4 +44,11 @@ export class KeyedFlights<T> {
   waiters(key: string): number {
     return this.#flights.get(key)?.waiters ?? 0;
   }
+
+  /** Work under way and who waits for it, over every key (for metrics, at scrape time). */
+  totals(): { flights: number; waiters: number } {
+    let waiters = 0;
+    for (const flight of this.#flights.values()) waiters += flight.waiters;
+    return { flights: this.#flights.size, waiters };
+  }
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
+import type { WakeMetrics } from '../metrics.ts';
 import { byDeadline, late } from './deadline.ts';
 import { KeyedFlights } from './keyed-flights.ts';
 import type { EnvironmentProvider, EnvironmentUser } from './provider.ts';
@@ -36,6 +37,7 @@ export class WakeCoordinator {
   readonly #logger: Logger;
   readonly #options: { probeIntervalMs: number; wakeTimeoutMs: number; maxWaiters: number };
   readonly #probe: (address: string) => Promise<boolean>;
+  readonly #metrics: WakeMetrics | undefined;
   readonly #wakes: KeyedFlights<Ready>;
   readonly #durations: number[] = [];
   /** The address each user's daemon last answered its health probe at: only that one is trusted without a wake. */
@@ -51,12 +53,14 @@ export class WakeCoordinator {
     wakeTimeoutMs: number;
     maxWaiters: number;
     probe: (address: string) => Promise<boolean>;
+    metrics?: WakeMetrics;
   }) {
     this.#provider = options.provider;
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#options = options;
     this.#probe = options.probe;
+    this.#metrics = options.metrics;
     this.#wakes = new KeyedFlights<Ready>(options.maxWaiters);
   }
 
@@ -70,7 +74,7 @@ export class WakeCoordinator {
     // A daemon the provider has started is not yet one that answers: until the probe says so, requests join the wake.
     if (address !== undefined && this.#verified.get(user.id) === address) return { address, coldStartMs: undefined };
     this.#verified.delete(user.id);
-    const flight = this.#wakes.join(user.id, () => this.#wake(user, deadline));
+    const flight = this.#wakes.join(user.id, () => this.#counted(user, deadline));
     if (flight === undefined) throw wakeRefusal(`too many requests are waiting for this environment to start (ROUTER_MAX_WAITERS); retry shortly`, 2);
     return flight;
   }
@@ -80,15 +84,34 @@ export class WakeCoordinator {
     return this.#wakes.waiters(userId);
   }
 
+  /** Wakes under way and the requests waiting for them, over every user. */
+  totals(): { flights: number; waiters: number } {
+    return this.#wakes.totals();
+  }
+
   stats(): ColdStartStats {
     const sorted = [...this.#durations].sort((a, b) => a - b);
     const at = (p: number) => (sorted.length === 0 ? null : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number));
     return { count: this.#coldStarts, failures: this.#failures, p50_ms: at(50), p99_ms: at(99), max_ms: sorted.at(-1) ?? null };
   }
 
-  async #wake(user: EnvironmentUser, deadline: number): Promise<Ready> {
+  /** One wake, counted by how it ended (router_wakes_total and the rest, metrics.ts). */
+  async #counted(user: EnvironmentUser, deadline: number): Promise<Ready> {
     const started = this.#clock.now().getTime();
+    const outcome = { timedOut: false };
+    try {
+      const ready = await this.#wake(user, deadline, started, outcome);
+      this.#metrics?.woke('ready', ready.coldStartMs ?? 0);
+      return ready;
+    } catch (error) {
+      this.#metrics?.woke(outcome.timedOut ? 'timeout' : 'failed', this.#clock.now().getTime() - started);
+      throw error;
+    }
+  }
+
+  async #wake(user: EnvironmentUser, deadline: number, started: number, outcome: { timedOut: boolean }): Promise<Ready> {
     const timeout = () => {
+      outcome.timedOut = true;
       this.#failures++;
       return wakeRefusal(`the environment did not become ready within ${this.#options.wakeTimeoutMs} ms (ROUTER_WAKE_TIMEOUT); retry shortly`, 5);
     };

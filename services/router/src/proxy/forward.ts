@@ -1,6 +1,7 @@
 import type { Agent, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Clock } from '@platform/kit/clock';
+import type { ProxyTiming } from '../metrics.ts';
 
 // node:http through require: an ES import builds the module's whole namespace, which loads undici (see ARCHITECTURE.md).
 const require = createRequire(import.meta.url);
@@ -60,6 +61,8 @@ export interface ForwardOptions {
   onFailureBeforeAnswer: (error: Error) => void;
   /** Called once when the exchange is over, however it ended. */
   onEnd: () => void;
+  /** The target's latency to its answer's headers, or its failure before them (router_proxy_duration_seconds). */
+  timing?: ProxyTiming;
 }
 
 function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
@@ -98,6 +101,7 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
     watchdog.stop();
     options.onEnd();
   };
+  const sentAt = performance.now();
   const upstream = http.request({
     hostname: target.hostname,
     port: target.port,
@@ -111,6 +115,7 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
   );
   request.on('data', watchdog.touch);
   upstream.on('response', (answer) => {
+    options.timing?.answered((performance.now() - sentAt) / 1000);
     watchdog.touch();
     answer.on('data', watchdog.touch);
     response.writeHead(answer.statusCode ?? 502, responseHeaders(answer, options.responseHeaders));
@@ -121,8 +126,11 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
     answer.on('end', end);
   });
   upstream.on('error', (error) => {
-    if (!response.headersSent) options.onFailureBeforeAnswer(error);
-    else response.destroy();
+    if (!response.headersSent) {
+      // A client that left first destroyed this request: not the upstream's failure.
+      if (!response.destroyed) options.timing?.failed();
+      options.onFailureBeforeAnswer(error);
+    } else response.destroy();
     end();
   });
   response.on('close', () => {

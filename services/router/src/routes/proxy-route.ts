@@ -118,6 +118,7 @@ function publicRead(
       onFailureBeforeAnswer: () =>
         unavailableRaw(reply, cors, `${target.service === 'ledger' ? 'settlement' : 'the marketplace'} cannot be reached; retry shortly`),
       onEnd: () => {},
+      timing: deps.metrics.proxy[target.service === 'ledger' ? 'settlement' : 'marketplace'],
     },
   );
 }
@@ -164,6 +165,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
         responseHeaders: cors,
         onFailureBeforeAnswer: () => unavailableRaw(reply, cors, 'the gateway cannot be reached; retry shortly'),
         onEnd: () => {},
+        timing: deps.metrics.proxy.gateway,
       },
     );
   }
@@ -193,6 +195,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
         );
       },
       onEnd: () => deps.activity.end(userId),
+      timing: deps.metrics.proxy[target.to],
     },
   );
 }

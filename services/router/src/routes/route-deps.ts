@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
 import type { Clock } from '@platform/kit/clock';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Logger } from 'pino';
 import type { JwtVerifier } from '../auth/jwt-verifier.ts';
 import type { RouterConfig } from '../config.ts';
@@ -7,6 +8,7 @@ import type { Activity } from '../environments/idle-reaper.ts';
 import type { EnvironmentProvider } from '../environments/provider.ts';
 import type { WakeCoordinator } from '../environments/wake-coordinator.ts';
 import type { InvitesRepository } from '../invites/invites.repository.ts';
+import type { RouterMetrics } from '../metrics.ts';
 import type { UserAccess } from '../users/access.ts';
 import type { Provisioner } from '../users/provisioner.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
@@ -30,6 +32,10 @@ export interface RouteDeps {
   verifier: JwtVerifier | undefined;
   /** The bearer of a user's daemon. */
   daemonToken: (userId: string) => string;
+  /** The router's own metrics (metrics.ts); the kit's HTTP and database ones are in `serviceMetrics`. */
+  metrics: RouterMetrics;
+  /** The registry both listeners count into; `/metrics` and `/metrics/daemons` are served on the internal one only. */
+  serviceMetrics: ServiceMetrics;
   /** Keep-alive sockets to the daemons and to the gateway. */
   agents: { environments: Agent; gateway: Agent };
 }

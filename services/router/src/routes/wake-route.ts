@@ -4,6 +4,7 @@ import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
 import { validatedByHandler } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
+import type { WakeDeliveryOutcome } from '../metrics.ts';
 import { requireBearer } from './admin-routes.ts';
 import { withRetryAfter } from './authenticate.ts';
 import { environmentUser, readyAndActive, waitDeadline } from './proxy-route.ts';
@@ -30,6 +31,13 @@ const wakeBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** 202 the daemon took the wake, 200 it had it already (or, for a check, would take it); 503 retried, the rest refused. */
+function deliveryOutcome(status: number, check: boolean): WakeDeliveryOutcome {
+  if (status >= 500) return 'failed';
+  if (status === 200 || status === 202) return check ? 'checked' : status === 202 ? 'accepted' : 'duplicate';
+  return 'refused';
+}
+
 /**
  * `POST /internal/wake` (mounted only with ROUTER_WAKE_TOKEN): wakes the owner's environment and hands the wake to
  * their daemon's `/wake` with the same Idempotency-Key. It answers 2xx only once the daemon has accepted the wake, so
@@ -39,6 +47,11 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     requireBearer(scope, deps.config.wakeToken, 'ROUTER_WAKE_TOKEN', 'wakeToken');
+    // Counted by the answer the scheduler got (a caller without the wake bearer delivered nothing).
+    scope.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode !== 401)
+        deps.metrics.delivered(deliveryOutcome(reply.statusCode, (request.body as { check?: unknown } | undefined)?.check === true));
+    });
     scope.post('/internal/wake', {
       schema: {
         description: 'Delivers a scheduler wake to the user’s daemon; answers as the daemon did (202 taken, 200 a repeat).',

@@ -67,6 +67,11 @@ export class UserAccess {
     }
   }
 
+  /** First provisionings under way and the requests waiting for them, over every user. */
+  totals(): { flights: number; waiters: number } {
+    return this.#firstStarts.totals();
+  }
+
   /** How many requests wait for the user's first provisioning now. */
   waiting(id: string): number {
     return this.#firstStarts.waiters(id);

@@ -27,6 +27,16 @@ export class UsersRepository {
     this.#clock = clock;
   }
 
+  /** How many users are in each state (`router_environments`, read at scrape time: one grouped count). */
+  async countByState(): Promise<Map<UserState, number>> {
+    const rows = await this.#db
+      .selectFrom('users')
+      .select(['state', sql<number>`count(*)::int`.as('count')])
+      .groupBy('state')
+      .execute();
+    return new Map(rows.map((row) => [row.state, Number(row.count)]));
+  }
+
   get(id: string): Promise<UserRow | undefined> {
     return this.#db.selectFrom('users').selectAll().where('idp_user_id', '=', id).executeTakeFirst();
   }
