@@ -31,6 +31,7 @@ export async function buildPublicApp(deps: RouteDeps) {
     bodyLimit: ownBodyBytes,
     api: { title: `${serviceName} (public)`, version: serviceVersion },
     metrics: deps.serviceMetrics,
+    countRequests: deps.config.metricsToken !== '',
   });
   app.addHook('onRequest', async (request, reply) => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;

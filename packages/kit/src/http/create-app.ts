@@ -39,6 +39,11 @@ export interface CreateAppOptions {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN, the bearer `/metrics` asks for; empty or absent: `/metrics` is not served. */
   metricsToken?: string;
+  /**
+   * Count requests into `metrics` although this app does not serve them (the router's public listener, whose metrics
+   * its internal listener serves); by default requests are counted exactly when `metricsToken` is set.
+   */
+  countRequests?: boolean;
 }
 
 declare module 'fastify' {
@@ -93,7 +98,7 @@ export function createServiceApp(options: CreateAppOptions) {
   const metrics = options.metrics ?? createServiceMetrics(options.api?.title ?? 'service');
   app.decorate('metrics', metrics);
   // Counted only where they are served: a service nobody scrapes pays no hook per request.
-  if (options.metricsToken) installHttpMetrics(app, metrics);
+  if (options.countRequests ?? Boolean(options.metricsToken)) installHttpMetrics(app, metrics);
   refuseWhileClosing(app);
   // Before any route, so their onRoute hooks see them all.
   if (options.api) installApiDocs(app, options.api);
