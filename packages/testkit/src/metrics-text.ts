@@ -50,6 +50,43 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
   return matching[0]?.value;
 }
 
+/** How much a sample moved between two scrapes (an absent one counts as 0): what was done between them. */
+export function metricDeltas(before: string, after: string): (name: string, labels?: Record<string, string>) => number {
+  return (name, labels = {}) => (metricValue(after, name, labels) ?? 0) - (metricValue(before, name, labels) ?? 0);
+}
+
+/** An app `GET /metrics` can be injected into (a Fastify instance). */
+interface Injectable {
+  inject(options: { method: 'GET'; url: string; headers: Record<string, string> }): PromiseLike<{ statusCode: number; body: string }>;
+}
+
+/**
+ * `GET /metrics` on an app with `authorization` (null sends none): its status and the exposition text.
+ *
+ * @example const { status, text } = await scrapeMetrics(app, `Bearer ${metricsToken}`)
+ */
+export async function scrapeMetrics(app: Injectable, authorization: string | null): Promise<{ status: number; text: string }> {
+  const response = await app.inject({ method: 'GET', url: '/metrics', headers: authorization === null ? {} : { authorization } });
+  return { status: response.statusCode, text: response.body };
+}
+
+/** Every one of `authorizations` (null: none) is refused: 401 in the kit's envelope, `unauthorized`. */
+export async function assertScrapeRefused(
+  scrape: (authorization: string | null) => Promise<{ status: number; text: string }>,
+  authorizations: readonly (string | null)[],
+): Promise<void> {
+  for (const authorization of authorizations) {
+    const scraped = await scrape(authorization);
+    assert.equal(scraped.status, 401, `with ${authorization}`);
+    assert.equal(JSON.parse(scraped.text).error.code, 'unauthorized');
+  }
+}
+
+/** Each of `names` is declared (`# TYPE`), counted yet or not: what dashboards and alerts name exists. */
+export function assertDeclared(text: string, names: readonly string[]): void {
+  for (const name of names) assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `${name} is not in /metrics`);
+}
+
 /** The metric families the exposition declares (`# TYPE <name> <type>`). */
 export function metricFamilies(text: string): Map<string, string> {
   return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name as string, type as string]));

@@ -7,6 +7,7 @@ type App = Parameters<typeof registeredRoutes>[0];
  * Checks a built (ready) app's API description: `/openapi.json` answers without any credential, is OpenAPI 3.1 in
  * shape, and lists every route the app registered with its method (those OpenAPI 3.1 can name), request parts and
  * declared responses, and every route declares what it answers (kit `describesOutcome`); `/docs` is an HTML page.
+ * A route marked `schema.hide` (the kit's `GET /metrics`) is not part of the API and not looked for.
  * Returns the document for checks of the service's own.
  *
  * @example const document = await assertDescribesEveryRoute(app, { title: 'scheduler' })
@@ -21,6 +22,8 @@ export async function assertDescribesEveryRoute(app: App, expected: { title: str
   assert.equal(typeof document.paths, 'object');
   const withoutSuccess: string[] = [];
   for (const route of registeredRoutes(app)) {
+    // Left out of the description on purpose (`schema.hide`): the operations endpoint `GET /metrics`, not the API.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide === true) continue;
     for (const method of [route.method].flat().filter((method) => openApiMethods.has(method.toLowerCase()))) {
       const operation = document.paths[openApiPath(route.url)]?.[method.toLowerCase()];
       const name = `${method} ${route.url}`;

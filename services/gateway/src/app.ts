@@ -3,6 +3,7 @@ import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -17,6 +18,7 @@ import { declarePlatformHeaders } from './http/platform-headers.ts';
 import { BudgetRepository, recallChannel, returnedChannel } from './metering/budget.repository.ts';
 import { BudgetLeases } from './metering/budget-leases.ts';
 import { Meter } from './metering/meter.ts';
+import { gatewayMetrics } from './metrics.ts';
 import { ModelPolicy } from './models/model-policy.ts';
 import { capsChannel, OperatorRepository } from './operator/operator.repository.ts';
 import type { RateCardBook } from './rate-cards/rate-card-book.ts';
@@ -52,6 +54,10 @@ export interface AppDeps {
   /** Loaded (and followed) by the caller. */
   book: RateCardBook;
   drains: DrainSlots;
+  /** The service's metrics (main.ts makes them; the calls and the metering count theirs there); the app's own when absent. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -62,6 +68,8 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: settings.maxBodyBytes,
     api: { title: serviceName, version: serviceVersion },
     failureEnvelopeAt: (url) => (url === '/v1' || url.startsWith('/v1/') ? openAiFailureEnvelope : undefined),
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
   });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);
@@ -90,13 +98,15 @@ export function buildApp(deps: AppDeps) {
     logger,
     settings: { ttlMs: settings.leaseTtlMs, sliceCalls: settings.leaseSliceCalls },
   });
-  const meter = new Meter({ leases, clock, logger });
+  // Registered here, where what they count is built; the model label is one of the configured models or `other`.
+  const counting = gatewayMetrics(app.metrics, { models: policy.reachableModels(), leasesHeld: () => leases.leasesHeld() });
+  const meter = new Meter({ leases, clock, logger, metrics: counting });
   app.decorate(settledDecorator, () => {
     leases.returnIdle(0);
     return budget.flushed();
   });
   followBudgetSignals(app, leases, deps.listen);
-  const calls = new GatewayCalls({ settings, policy, book: deps.book, meter, upstream, drains: deps.drains, clock, logger });
+  const calls = new GatewayCalls({ settings, policy, book: deps.book, meter, upstream, drains: deps.drains, clock, logger, metrics: counting });
   const unpriced = policy.reachableModels().filter((model) => !deps.book.current().prices.has(model));
   if (unpriced.length > 0) logger.warn({ models: unpriced }, 'free-tier models the newest rate card does not price: calls to them get 400 model_not_priced');
   // Encapsulated: the OpenAI error shape, the raw-body parser and the bearers apply to /v1 only.

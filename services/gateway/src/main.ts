@@ -4,6 +4,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { buildApp, serviceName } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -21,7 +22,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   // Read before the database opens: a malformed card stops the start with one line naming the file.
   const cards = readRateCardDir(config.rateCardDir);
-  const database = await openDatabase<GatewaySchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<GatewaySchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   try {
     await migrate(database, serviceName, migrations);
     const clock = systemClock;
@@ -41,6 +43,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       settings: config,
       book,
       drains: new DrainSlots(config.maxDrains),
+      metrics,
+      metricsToken: config.metricsToken,
     });
     const running = await serve(app, {
       host: config.host,

@@ -3,9 +3,11 @@ import { fileURLToPath } from 'node:url';
 import type { Env } from '@platform/kit/config';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { silentLogger, type TestEngine } from '@platform/testkit/databases';
 import { type HttpCallInit, httpCall } from '@platform/testkit/http-call';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { scrapeMetrics } from '@platform/testkit/metrics-text';
 import { sql } from 'kysely';
 import OpenAI from 'openai';
 import type { Logger } from 'pino';
@@ -23,6 +25,8 @@ export const gatewayToken = 'test-gateway-token-5f1c';
 export const adminToken = 'test-admin-token-9d2e';
 export const upstreamKey = 'sk-test-upstream-key-7a3b';
 export const startTime = '2026-03-01T12:00:00.000Z';
+/** PLATFORM_METRICS_TOKEN of the test instance: `GET /metrics` behind it. */
+export const metricsToken = 'test-metrics-token-4c1d';
 export const today = '2026-03-01';
 
 export const models = {
@@ -97,7 +101,21 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
   const stopFollowing = await book.follow((channel, onPayload) => database.listen(channel, onPayload), 3_600_000);
   const drains = new DrainSlots(config.maxDrains);
   const listen = (channel: string, onPayload: (payload: string) => void) => database.listen(channel, onPayload);
-  const app = buildApp({ db: database.db, databaseKind: database.kind, ping: () => database.ping(), listen, clock, logger, settings: config, book, drains });
+  // The app's own registry, served behind the metrics token (the database's metrics are the kit's, tested there).
+  const metrics = createServiceMetrics('gateway');
+  const app = buildApp({
+    db: database.db,
+    databaseKind: database.kind,
+    ping: () => database.ping(),
+    listen,
+    clock,
+    logger,
+    settings: config,
+    book,
+    drains,
+    metrics,
+    metricsToken,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
 
   const address = app.server.address();
@@ -129,6 +147,9 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
     return { spent: row?.spent_units ?? 0n, reserved: row?.reserved_units ?? 0n, calls: row?.calls ?? 0 };
   }
 
+  /** `GET /metrics` with the metrics bearer (or `authorization` as given, null for none): status and the exposition text. */
+  const scrape = (authorization: string | null = `Bearer ${metricsToken}`) => scrapeMetrics(app, authorization);
+
   async function ledger(actor: string) {
     await meteringSettled(app);
     return database.db.selectFrom('ledger').selectAll().select(sql<string>`day::text`.as('day_text')).where('actor', '=', actor).orderBy('id').execute();
@@ -146,7 +167,7 @@ export async function startGateway(engine: TestEngine, options: GatewayOptions =
     await fresh?.dispose();
   }
 
-  return { app, url, clock, database, databaseOptions, upstream, book, drains, config, client, http, admin, spend, ledger, close };
+  return { app, url, clock, database, databaseOptions, upstream, book, drains, config, client, http, admin, spend, ledger, scrape, close };
 }
 
 export type Gateway = Awaited<ReturnType<typeof startGateway>>;

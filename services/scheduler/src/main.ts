@@ -14,6 +14,7 @@ import type { SchedulerSchema } from './db/schema.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { httpWakeCheck } from './dispatch/wake-check.ts';
 import { httpWakeDelivery } from './dispatch/wake-delivery.ts';
+import { schedulerMetrics } from './metrics.ts';
 
 const noncePurgeIntervalMs = 5 * 60 * 1000;
 
@@ -26,6 +27,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const database = await openDatabase<SchedulerSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
+  const repository = new AlarmsRepository(database.db, clock);
+  const counting = schedulerMetrics(metrics, { alarmsDue: () => repository.countDue() });
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -40,7 +43,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     }),
   });
   const dispatcher = new Dispatcher({
-    repository: new AlarmsRepository(database.db, clock),
+    repository,
     // One socket per delivery in flight, so no wake spends its timeout queued for a socket.
     deliver: httpWakeDelivery({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, connections: config.dispatchConcurrency }),
     clock,
@@ -49,6 +52,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     concurrency: config.dispatchConcurrency,
     leaseMs: config.leaseMs,
     maxIdleMs: 60_000,
+    metrics: counting,
   });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const running = await serve(app, {

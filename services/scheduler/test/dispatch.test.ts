@@ -180,7 +180,7 @@ for (const engine of testEngines()) {
         fired_at: '',
         attempt: 1,
       });
-      assert.deepEqual(result, { ok: false, error: 'wake receiver unreachable: ECONNREFUSED' });
+      assert.deepEqual(result, { ok: false, error: 'wake receiver unreachable: ECONNREFUSED', reason: 'unreachable' });
       respond(200);
       await s.makeDispatcher().runOnce();
     });

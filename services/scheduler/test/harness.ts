@@ -1,9 +1,11 @@
 import { type AgentKey, generateAgentKey } from '@platform/client/agent-key';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, openDatabase } from '@platform/kit/db/open-database';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { scrapeMetrics } from '@platform/testkit/metrics-text';
 import { startWakeReceiver, type WakeReceiver } from '@platform/testkit/wake-receiver';
 import { AlarmsRepository, alarmsChannel } from '../src/alarms/alarms.repository.ts';
 import { buildApp } from '../src/app.ts';
@@ -12,10 +14,13 @@ import type { SchedulerSchema } from '../src/db/schema.ts';
 import { Dispatcher } from '../src/dispatch/dispatcher.ts';
 import { httpWakeCheck } from '../src/dispatch/wake-check.ts';
 import { httpWakeDelivery } from '../src/dispatch/wake-delivery.ts';
+import { schedulerMetrics } from '../src/metrics.ts';
 
 export const transportToken = 'test-transport-token';
 export const agentAuthSecret = 'test-agent-auth-secret';
 export const startTime = '2026-03-01T12:00:00.000Z';
+/** PLATFORM_METRICS_TOKEN of the test instance: `GET /metrics` behind it. */
+export const metricsToken = 'test-metrics-token';
 
 export interface CallOptions {
   token?: string;
@@ -28,7 +33,9 @@ export interface CallOptions {
 /** One scheduler on a fresh database with a manual clock, a real wake receiver and a dispatcher driven by the test. */
 export async function startScheduler(engine: TestEngine, options: { transportToken?: string; wakeTimeoutMs?: number; wakeCheck?: boolean } = {}) {
   const fresh = await engine.fresh();
-  const database: Database<SchedulerSchema> = await openDatabase<SchedulerSchema>(fresh.options);
+  // As main.ts wires them: one registry for the app, the database and the dispatchers.
+  const metrics = createServiceMetrics('scheduler');
+  const database: Database<SchedulerSchema> = await openDatabase<SchedulerSchema>({ ...fresh.options, metrics });
   await migrate(database, 'scheduler', migrations);
   const clock = new ManualClock(startTime);
   const bearer = options.transportToken ?? transportToken;
@@ -43,10 +50,13 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
     logger: silentLogger,
     transportToken: bearer,
     agentAuthSecret,
+    metrics,
+    metricsToken,
     ...(checkWakeable && { checkWakeable }),
   });
   await app.ready();
   const repository = new AlarmsRepository(database.db, clock);
+  const counting = schedulerMetrics(metrics, { alarmsDue: () => repository.countDue() });
   const dispatchers: Dispatcher[] = [];
   const makeDispatcher = (leaseMs = 60_000, dispatcherRepository: AlarmsRepository = repository) => {
     const dispatcher = new Dispatcher({
@@ -58,6 +68,7 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
       concurrency: 16,
       leaseMs,
       maxIdleMs: 60_000,
+      metrics: counting,
     });
     dispatchers.push(dispatcher);
     return dispatcher;
@@ -95,7 +106,10 @@ export async function startScheduler(engine: TestEngine, options: { transportTok
     await fresh.dispose();
   }
 
-  return { app, clock, database, receiver, repository, makeDispatcher, call, agent, close };
+  /** `GET /metrics` with the metrics bearer (or `authorization` as given): status and the exposition text. */
+  const scrape = (authorization: string | null = `Bearer ${metricsToken}`) => scrapeMetrics(app, authorization);
+
+  return { app, clock, database, receiver, repository, makeDispatcher, call, agent, scrape, close };
 }
 
 export type Scheduler = Awaited<ReturnType<typeof startScheduler>>;

@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import { metricsPath, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -53,6 +54,10 @@ export interface AppDeps {
   /** The rate-limit buckets, when the service's front threads take from the same ones; this app's own otherwise. */
   takeToken?: TakeToken;
   trustProxy?: boolean;
+  /** The service's metrics (main.ts makes them; the sequencer counts its own there); absent in tests that do not read them. */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
 }
 
 /** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
@@ -74,7 +79,8 @@ const principalRoutes = [
 /** Routes a signed intent in the body can authorise instead of a token. */
 const intentRoutes = ['/v1/pay', '/v1/hold', '/v1/hold/batch', '/v1/withdraw'];
 const tokenRoutes = principalRoutes.filter((route) => !intentRoutes.includes(route));
-const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits']);
+// A scrape is never refused for the public's traffic from its address; it has its own bearer.
+const unlimited = new Set(['/', '/healthz', '/v1/operator/deposits', metricsPath]);
 
 /**
  * read: the explorer and GETs; auth: the handshake; write: every POST that moves or binds. A request carrying the
@@ -126,6 +132,8 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: limits.bodyBytes,
     trustProxy: deps.trustProxy ?? false,
     api: { title: serviceName, version: serviceVersion },
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
   });
   retryAfterOnUnavailable(app);
   // First: a flood is refused before any token is checked or body read.

@@ -8,6 +8,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { localBuckets } from '@platform/kit/http/rate-limit';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { LiveChain } from './chain/live-chain.ts';
@@ -19,7 +20,9 @@ import { FrontThreads } from './http-front/front-threads.ts';
 import { sequencerKey } from './ledger/ledger-key.ts';
 import { LogView } from './ledger/log-view.ts';
 import { Sequencer } from './ledger/sequencer.ts';
+import { settlementMetrics } from './metrics.ts';
 import { LedgerReads } from './reads/ledger-reads.ts';
+import { readSettlementGauges } from './reads/metric-readings.ts';
 import { EventHub } from './stream/event-hub.ts';
 import { ledgerEvents } from './stream/event-log.ts';
 
@@ -33,7 +36,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger.warn('SETTLEMENT_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
   const seed = secretFromSettingOrFile(config.sequencerKeyHex, config.dataDir, 'sequencer.key', 'SETTLEMENT_SEQUENCER_KEY');
   const key = sequencerKey(privateKeyFromSeed(seed.hex), config.checkpointOrigin);
-  const database = await openDatabase<SettlementSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
+  const metrics = createServiceMetrics(serviceName);
+  const database = await openDatabase<SettlementSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
   // With a node: the vault on chain (deployed here in development when no address is set); without: recording.
@@ -52,6 +56,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const chain: SettlementChain =
     live ?? recordingChain({ chainId: config.chainId, vaultAddress: config.chain.vaultAddress, tokenAddress: config.chain.tokenAddress }, database.db);
   const log = new LogView();
+  const counting = settlementMetrics(metrics, { role: () => sequencer.role, readings: () => readSettlementGauges(database.db, chain, clock) });
   const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger });
   await hub.start((channel, onPayload) => database.listen(channel, onPayload));
   const sequencer = new Sequencer({
@@ -68,6 +73,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     onCommitted: (headId) => void hub.notify(headId),
     onBatch: () => live?.nudge(),
     halted: () => chain.halted(),
+    metrics: counting,
   });
   live?.attach(sequencer);
   const takeToken = localBuckets(config.rates, clock);
@@ -93,6 +99,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     rates: config.rates,
     takeToken,
     trustProxy: config.trustProxy,
+    metrics,
+    metricsToken: config.metricsToken,
     ...(intentSignatures ? { intentSignatures } : {}),
   });
   const listener =
@@ -121,6 +129,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
             void running.stop().then(() => process.exit(1));
           },
         });
+  // The front threads' HTTP metrics, summed into this thread's at each scrape.
+  if (listener) metrics.addThreads(() => listener.threadMetrics());
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   // An intent past its expiry is refused by its signature check anyway, so its nonce no longer needs keeping.
   const stopIntentPurge = repeatEvery(

@@ -10,6 +10,7 @@ import { localBuckets } from '@platform/kit/http/rate-limit';
 import { verifyReceipt } from '@platform/kit/receipt-log/receipt';
 import { silentLogger, type TestEngine, testEngines } from '@platform/testkit/databases';
 import { eventually, pollUntil } from '@platform/testkit/eventually';
+import { assertBoundedLabels, metricDeltas } from '@platform/testkit/metrics-text';
 import { openSse } from '@platform/testkit/sse-client';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import { FrontThreads } from '../src/http-front/front-threads.ts';
@@ -31,6 +32,7 @@ const lenientRates = {
  */
 
 const ledgerToken = 'front-threads-ledger-token';
+const metricsToken = 'front-threads-metrics-token';
 const sequencerSeedHex = 'a3f1c2d4e5b60718293a4b5c6d7e8f90112233445566778899aabbccddeeff00';
 const sequencerKey = publicKeyHex(privateKeyFromSeed(sequencerSeedHex));
 const writeBurst = 5;
@@ -110,6 +112,7 @@ for (const engine of ['pglite', 'postgres'] as const) {
         SETTLEMENT_HTTP_THREADS: '2',
         SETTLEMENT_SEQUENCER_KEY: sequencerSeedHex,
         LEDGER_TOKEN: ledgerToken,
+        PLATFORM_METRICS_TOKEN: metricsToken,
         SETTLEMENT_RATE_WRITE: `0.001/${writeBurst}`,
         ...(database ? { DATABASE_URL: database.url } : {}),
       });
@@ -230,6 +233,32 @@ for (const engine of ['pglite', 'postgres'] as const) {
       } finally {
         await rm(otherDir, { recursive: true, force: true });
       }
+    });
+
+    test('one /metrics for the process: both threads’ requests summed, relayed ones counted once under their own route', async () => {
+      const scrape = async () => {
+        const answer = await request(base, 'GET', '/metrics', { headers: { authorization: `Bearer ${metricsToken}` } });
+        assert.equal(answer.status, 200, answer.text);
+        return answer.text;
+      };
+      assert.equal((await request(base, 'GET', '/metrics', { headers: fleet })).status, 401, 'the fleet bearer is not the metrics bearer');
+      const payer = await agent('20');
+      const before = await scrape();
+      // A connection each: the kernel spreads them over both threads (all 16 on one is a 1 in 30,000 chance).
+      const pays = 16;
+      const answers = await Promise.all(
+        Array.from({ length: pays }, () => request(base, 'POST', '/v1/pay', asAgent(payer.token, { to: generateAgentKey().did, amount: '1' }))),
+      );
+      for (const answer of answers) assert.equal(answer.status, 200, answer.text);
+      assert.equal((await request(base, 'GET', '/v1/info')).status, 200);
+      const after = await scrape();
+      const delta = metricDeltas(before, after);
+      assert.equal(delta('http_requests_total', { method: 'POST', route: '/v1/pay', status_class: '2xx' }), pays);
+      assert.equal(delta('settlement_pays_total', { outcome: 'ok' }), pays);
+      assert.equal(delta('http_requests_total', { route: '/v1/info' }), 1, 'relayed, and counted once by the app that answered it');
+      assert.doesNotMatch(after, /route="\/\*"/, 'the relay route is not counted');
+      assert.equal(after.match(/^# TYPE http_requests_total /gm)?.length, 1, 'one family, not one per thread');
+      assertBoundedLabels(after);
     });
 
     test('SIGTERM stops cleanly with a stream open: the stream ends and the process exits 0', async () => {

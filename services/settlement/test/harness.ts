@@ -3,11 +3,13 @@ import { privateKeyFromSeed } from '@platform/kit/auth/ed25519';
 import { Ed25519Worker } from '@platform/kit/auth/ed25519-worker';
 import { migrate } from '@platform/kit/db/migrate';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '@platform/kit/db/open-database';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { encodeIntent, newIntentNonce, type SettlementIntent, signIntent } from '@platform/kit/settlement-intent';
 import type { TestEngine } from '@platform/testkit/databases';
 import { silentLogger } from '@platform/testkit/databases';
 import { eventually } from '@platform/testkit/eventually';
 import { ManualClock } from '@platform/testkit/manual-clock';
+import { scrapeMetrics } from '@platform/testkit/metrics-text';
 import type { Logger } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { LiveChain } from '../src/chain/live-chain.ts';
@@ -18,7 +20,9 @@ import type { SettlementSchema } from '../src/db/schema.ts';
 import { type SequencerKey, sequencerKey } from '../src/ledger/ledger-key.ts';
 import { LogView } from '../src/ledger/log-view.ts';
 import { Sequencer } from '../src/ledger/sequencer.ts';
+import { settlementMetrics } from '../src/metrics.ts';
 import { LedgerReads } from '../src/reads/ledger-reads.ts';
+import { readSettlementGauges } from '../src/reads/metric-readings.ts';
 import { EventHub } from '../src/stream/event-hub.ts';
 import { ledgerEvents } from '../src/stream/event-log.ts';
 
@@ -27,6 +31,8 @@ export const operatorToken = 'test-operator-token';
 export const sequencerSeedHex = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 export const startTime = '2026-03-01T12:00:00.000Z';
 export const vaultAddress = '0x00000000000000000000000000000000000000a1';
+/** PLATFORM_METRICS_TOKEN of the test instance: `GET /metrics` behind it. */
+export const metricsToken = 'test-metrics-token';
 const lenient = { perSecond: 1_000_000, burst: 1_000_000 };
 
 export interface HarnessOptions {
@@ -88,7 +94,9 @@ export interface CallOptions {
 export async function startSettlement(engine: TestEngine, options: HarnessOptions = {}) {
   const fresh = options.databaseOptions ? undefined : await engine.fresh();
   const databaseOptions = options.databaseOptions ?? (fresh?.options as OpenDatabaseOptions);
-  const database: Database<SettlementSchema> = await openDatabase<SettlementSchema>(databaseOptions);
+  // As main.ts wires them: one registry for the app, the database and the sequencer.
+  const metrics = createServiceMetrics('settlement');
+  const database: Database<SettlementSchema> = await openDatabase<SettlementSchema>({ ...databaseOptions, metrics });
   await migrate(database, 'settlement', migrations);
   const clock = options.clock ?? new ManualClock(startTime);
   const plainKey = sequencerKey(privateKeyFromSeed(sequencerSeedHex), 'platform.settlement/test');
@@ -98,6 +106,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   const chain: SettlementChain = live ?? recordingChain({ chainId: 125, vaultAddress, tokenAddress: null }, database.db);
   const window: WindowSettings = { seconds: 60, maxReceipts: 10_000, immediateMicros: 10_000_000_000n, ...options.window };
   const log = new LogView();
+  const counting = settlementMetrics(metrics, { role: () => sequencer.role, readings: () => readSettlementGauges(database.db, chain, clock) });
   const hub = new EventHub({ source: ledgerEvents(database.db, chain), clock, logger: silentLogger });
   await hub.start((channel, onPayload) => database.listen(channel, onPayload));
   const sequencer = new Sequencer({
@@ -115,6 +124,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     onCommitted: (headId) => void hub.notify(headId),
     onBatch: () => live?.nudge(),
     halted: () => chain.halted(),
+    metrics: counting,
   });
   live?.attach(sequencer);
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
@@ -136,6 +146,8 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     window,
     holdMaxSeconds: 30 * 86_400,
     rates: { read: lenient, write: lenient, auth: lenient, ...options.rates },
+    metrics,
+    metricsToken,
     ...(intentSignatures ? { intentSignatures } : {}),
   });
   await app.ready();
@@ -184,6 +196,9 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
     return funded;
   }
 
+  /** `GET /metrics` with the metrics bearer (or `authorization` as given): status and the exposition text. */
+  const scrape = (authorization: string | null = `Bearer ${metricsToken}`) => scrapeMetrics(app, authorization);
+
   async function waitForRole(role: 'sequencer' | 'standby') {
     await eventually(() => sequencer.role === role, `instance becomes ${role}`);
   }
@@ -201,7 +216,7 @@ export async function startSettlement(engine: TestEngine, options: HarnessOption
   // A live chain's first pass moves the watcher past the vault's deployment; the second checks the reserve there.
   await live?.runPass();
   await live?.runPass();
-  return { app, clock, database, databaseOptions, sequencer, reads, key, hub, live, call, agent, fundedAgent, waitForRole, close };
+  return { app, clock, database, databaseOptions, sequencer, reads, key, hub, live, call, agent, fundedAgent, scrape, waitForRole, close };
 }
 
 export type Settlement = Awaited<ReturnType<typeof startSettlement>>;

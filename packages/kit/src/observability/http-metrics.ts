@@ -13,6 +13,14 @@ declare module 'fastify' {
     /** When the request arrived (performance.now()), for the latency histogram; undefined once counted. */
     metricsStartedAt: number | undefined;
   }
+  interface FastifyContextConfig {
+    /**
+     * False: this app does not count the route's requests, because another app answers and counts them under their
+     * own route templates (settlement's front threads relay every route they do not serve to the sequencer thread's
+     * app); counting them here too would count each request twice, under a catch-all template.
+     */
+    httpMetrics?: boolean;
+  }
 }
 
 /**
@@ -45,8 +53,10 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
   };
   app.decorateRequest('metricsStartedAt', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
-    request.metricsStartedAt = performance.now();
-    inFlight.inc();
+    if (request.routeOptions.config?.httpMetrics !== false) {
+      request.metricsStartedAt = performance.now();
+      inFlight.inc();
+    }
     done();
   });
   const finish = (request: FastifyRequest, status: number) => {

@@ -125,3 +125,44 @@ describe('gauges read at scrape time, and children summed by a parent', () => {
     assert.deepEqual(childMetrics('not metrics', ['test_']), []);
   });
 });
+
+describe('metrics of other threads', () => {
+  it('sums counters, histograms and gauges of other registries into the render, series by series', async () => {
+    const main = createServiceMetrics('test');
+    const other = createServiceMetrics('test');
+    const requests = (metrics: typeof main) => metrics.counter<'route'>({ name: 'test_requests_total', help: 'requests', labelNames: ['route'] });
+    const time = (metrics: typeof main) => metrics.histogram({ name: 'test_seconds', help: 'time', buckets: [1] });
+    requests(main).inc({ route: '/a' }, 2);
+    requests(other).inc({ route: '/a' }, 3);
+    requests(other).inc({ route: '/b' });
+    time(main).observe(0.5);
+    time(other).observe(2);
+    main.gauge({
+      name: 'test_role',
+      help: 'only here',
+      collect: function () {
+        this.set(1);
+      },
+    });
+    main.addThreads(async () => [await other.registry.getMetricsAsJSON()]);
+    main.addThreads(async () => {
+      throw new Error('a thread that does not answer');
+    });
+    const text = await main.render();
+    assert.match(text, /^test_requests_total\{route="\/a"\} 5$/m);
+    assert.match(text, /^test_requests_total\{route="\/b"\} 1$/m);
+    assert.match(text, /^test_seconds_bucket\{le="1"\} 1$/m);
+    assert.match(text, /^test_seconds_count 2$/m);
+    assert.match(text, /^test_role 1$/m, 'a gauge read at scrape time is read once');
+    assert.match(text, /^# TYPE process_cpu_seconds_total counter$/m);
+  });
+
+  it('leaves out the requests of a route marked httpMetrics: false', async () => {
+    const { app, metrics } = appWithMetrics(token);
+    app.get('/relayed/*', { config: { httpMetrics: false } }, async () => ({ ok: true, data: 'elsewhere' }));
+    await app.inject({ method: 'GET', url: '/relayed/x', headers: { authorization: 'Bearer transport-token' } });
+    const text = await metrics.render();
+    assert.doesNotMatch(text, /relayed/);
+    assert.match(text, /^http_requests_in_flight 0$/m);
+  });
+});

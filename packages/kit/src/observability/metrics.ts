@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 
 /**
  * A service's Prometheus metrics: one registry per service instance (tests build several apps in one process), with
@@ -19,12 +19,22 @@ export interface ServiceMetrics {
   counter<L extends string = never>(config: MetricConfig<L>): Counter<L>;
   gauge<L extends string = never>(config: GaugeConfig<L>): Gauge<L>;
   histogram<L extends string = never>(config: HistogramConfig<L>): Histogram<L>;
-  /** The Prometheus text exposition: this service's metrics and the process's. */
+  /** The Prometheus text exposition: this service's metrics (its other threads' summed in) and the process's. */
   render(): Promise<string>;
   /** The same as prom-client's JSON (`getMetricsAsJSON`), for a parent that sums its children's (`aggregate-metrics.ts`). */
   json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
   readonly contentType: string;
+  /**
+   * Adds metrics other threads of this service keep in registries of their own (settlement's front threads): at each
+   * scrape `read` answers each thread's `registry.getMetricsAsJSON()`, and `render` sums them with this registry's,
+   * series by series (name and labels), as prom-client's cluster aggregation does. A read that fails leaves those
+   * threads out of that scrape rather than failing it.
+   */
+  addThreads(read: () => Promise<ThreadMetrics[]>): void;
 }
+
+/** One thread's metrics as `registry.getMetricsAsJSON()` answers them (structured-clone safe, for a MessagePort). */
+export type ThreadMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 export interface MetricConfig<L extends string> {
   name: string;
@@ -58,6 +68,7 @@ const sharedPrefixes = ['http_', 'db_'];
  */
 export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry();
+  const threads: Array<() => Promise<ThreadMetrics[]>> = [];
   // Made twice with the same name (an app rebuilt over the same metrics in a test): the one already registered.
   const existing = <M>(name: string): M | undefined => registry.getSingleMetric(checkedName(service, name)) as M | undefined;
   return {
@@ -68,10 +79,18 @@ export function createServiceMetrics(service: string): ServiceMetrics {
       existing(config.name) ?? new Gauge({ ...labelled(config), ...(config.collect && { collect: lenient(config.collect) }), registers: [registry] }),
     histogram: (config) =>
       existing(config.name) ?? new Histogram({ ...labelled(config), buckets: [...(config.buckets ?? latencyBuckets)], registers: [registry] }),
-    render: async () => (await Registry.merge([processRegistry(), registry]).metrics()) as string,
-    json: () => Registry.merge([processRegistry(), registry]).getMetricsAsJSON(),
+    render: async () => (await Registry.merge([processRegistry(), threads.length === 0 ? registry : await summed(registry, threads)]).metrics()) as string,
+    json: async () => Registry.merge([processRegistry(), threads.length === 0 ? registry : await summed(registry, threads)]).getMetricsAsJSON(),
     contentType: registry.contentType,
+    addThreads: (read) => {
+      threads.push(read);
+    },
   };
+}
+
+async function summed(registry: Registry, threads: Array<() => Promise<ThreadMetrics[]>>): Promise<Registry> {
+  const others = await Promise.all(threads.map((read) => read().catch(() => [])));
+  return AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...others.flat()]);
 }
 
 function labelled<L extends string>(config: MetricConfig<L>) {
@@ -124,4 +143,24 @@ function processRegistry(): Registry {
     collectDefaultMetrics({ register: processMetrics, eventLoopMonitoringPrecision: 10 });
   }
   return processMetrics;
+}
+
+/**
+ * A metric's child per label values, made on first use and kept: prom-client hashes the label set on every
+ * `labels()` call, so a hot path looks its child up here instead. The values must come from closed sets (the label
+ * policy above), which also bounds the map.
+ *
+ * @example const fires = labelChildren((outcome) => firesTotal.labels(outcome)); fires('delivered').inc()
+ */
+export function labelChildren<C>(make: (...values: string[]) => C): (...values: string[]) => C {
+  const children = new Map<string, C>();
+  return (...values) => {
+    const key = values.length === 1 ? (values[0] as string) : values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
 }

@@ -8,10 +8,11 @@ import { callerHeadersOf, type PlatformHeaders } from '../http/platform-headers.
 import { formatCredit } from '../metering/credit.ts';
 import type { Debit, Meter, MeteredCall, Reservation } from '../metering/meter.ts';
 import { type Projection, projectChat, projectEmbedding } from '../metering/projection.ts';
+import type { CallOutcome, GatewayMetrics, UpstreamErrorKind } from '../metrics.ts';
 import { isModelId, type ModelPolicy } from '../models/model-policy.ts';
 import type { RateCardBook } from '../rate-cards/rate-card-book.ts';
 import type { DrainSlots } from '../streaming/drain-slots.ts';
-import { relayStream } from '../streaming/stream-relay.ts';
+import { relayStream, type StreamEnd } from '../streaming/stream-relay.ts';
 import { usageOfBody } from '../streaming/usage.ts';
 import type { CollectedAnswer, UpstreamClient, UpstreamPath } from '../upstream/upstream-client.ts';
 import { type ChatBody, type EmbeddingBody, rawBodyOf, upstreamBody } from './request-bodies.ts';
@@ -26,6 +27,8 @@ export interface GatewayCallDeps {
   drains: DrainSlots;
   clock: Clock;
   logger: Logger;
+  /** Where calls, upstream latency and errors are counted. */
+  metrics: GatewayMetrics;
 }
 
 /** One call as planned from its request, before anything is reserved or sent. */
@@ -89,11 +92,27 @@ export class GatewayCalls {
 
   async chat(request: FastifyRequest<{ Body: ChatBody }>, reply: FastifyReply): Promise<void> {
     const body = request.body;
-    await this.#serve(this.#plan(request, 'chat', body.stream === true, body), reply);
+    await this.#counted(request, body.model, (model) => this.#serve(this.#plan(request, 'chat', body.stream === true, body), model, reply));
   }
 
   async embeddings(request: FastifyRequest<{ Body: EmbeddingBody }>, reply: FastifyReply): Promise<void> {
-    await this.#serve(this.#plan(request, 'embedding', false, request.body), reply);
+    await this.#counted(request, request.body.model, (model) => this.#serve(this.#plan(request, 'embedding', false, request.body), model, reply));
+  }
+
+  /** Runs a call and counts how it ended, by model (a configured id, else `other`) and slot. */
+  async #counted(request: FastifyRequest, model: string, run: (model: string) => Promise<CallOutcome>): Promise<void> {
+    const { metrics } = this.#deps;
+    const label = metrics.model(model);
+    const slot = callerHeadersOf(request).platform.slot;
+    let outcome: CallOutcome = 'error';
+    try {
+      outcome = await run(label);
+    } catch (error) {
+      outcome = refusedOutcome(error);
+      throw error;
+    } finally {
+      metrics.call(label, slot, outcome);
+    }
   }
 
   #plan(request: FastifyRequest, kind: LedgerKind, stream: boolean, body: ChatBody | EmbeddingBody): Plan {
@@ -136,15 +155,14 @@ export class GatewayCalls {
     };
   }
 
-  async #serve(plan: Plan, reply: FastifyReply): Promise<void> {
+  async #serve(plan: Plan, model: string, reply: FastifyReply): Promise<CallOutcome> {
     if (this.#inFlight >= this.#deps.settings.maxInFlight)
       throw new GatewayError(503, 'service_unavailable', 'overloaded', `the gateway is serving ${this.#inFlight} calls (GATEWAY_MAX_IN_FLIGHT); retry shortly`);
     this.#inFlight++;
     let reservation: Reservation | undefined;
     try {
       if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
-      if (plan.stream) await this.#stream(plan, reservation, reply);
-      else await this.#whole(plan, reservation, reply);
+      return plan.stream ? await this.#stream(plan, model, reservation, reply) : await this.#whole(plan, model, reservation, reply);
     } finally {
       // Anything that ended before booking (a refusal, a timeout, an error) gives the reservation back.
       if (reservation && !reservation.closed) reservation.release();
@@ -152,12 +170,18 @@ export class GatewayCalls {
     }
   }
 
-  async #whole(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
-    const answer = await plan.upstream.call(plan.path, plan.body, plan.apiKey);
-    if (answer.status < 200 || answer.status > 299) return this.#forwardRefusal(answer, reservation, reply);
+  async #whole(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
+    const { metrics } = this.#deps;
+    const sentAt = performance.now();
+    const answer = await plan.upstream.call(plan.path, plan.body, plan.apiKey).catch((error: unknown) => {
+      this.#upstreamFailed(model, error);
+      throw error;
+    });
+    metrics.upstreamTime(model, (performance.now() - sentAt) / 1000);
+    if (answer.status < 200 || answer.status > 299) return this.#forwardRefusal(answer, model, reservation, reply);
     if (!reservation) {
       reply.status(answer.status).type(answer.contentType).send(answer.body);
-      return;
+      return 'ok';
     }
     const usage = usageOfBody(answer.body);
     if (!usage) this.#deps.logger.warn({ model: plan.metering?.call.model }, 'upstream answer without usage: charged at its reservation');
@@ -173,15 +197,25 @@ export class GatewayCalls {
     // database that stalls for a moment does not turn into 503s for calls the leased budget can serve. Bookings stay
     // bounded (an actor's next grant waits behind its bookings), and shutdown waits for them (app.ts).
     booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
+    return 'ok';
   }
 
-  async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
-    const exchange = await plan.upstream.open(plan.path, plan.body, plan.apiKey);
+  async #stream(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
+    const { drains, clock, settings, logger, metrics } = this.#deps;
+    const sentAt = performance.now();
+    const failed = (error: unknown): never => {
+      this.#upstreamFailed(model, error);
+      throw error;
+    };
+    const exchange = await plan.upstream.open(plan.path, plan.body, plan.apiKey).catch(failed);
     const status = exchange.status;
-    if (status < 200 || status > 299) return this.#forwardRefusal(await plan.upstream.collect(exchange), reservation, reply);
+    if (status < 200 || status > 299) {
+      const refusal = await plan.upstream.collect(exchange).catch(failed);
+      metrics.upstreamTime(model, (performance.now() - sentAt) / 1000);
+      return this.#forwardRefusal(refusal, model, reservation, reply);
+    }
     reply.hijack();
-    const { drains, clock, settings, logger } = this.#deps;
-    await relayStream({
+    const end = await relayStream({
       exchange,
       client: reply.raw,
       reservation,
@@ -191,11 +225,56 @@ export class GatewayCalls {
       drainTimeoutMs: settings.drainTimeoutMs,
       logger,
     });
+    if (end.upstreamEnded) metrics.upstreamTime(model, (performance.now() - sentAt) / 1000);
+    if (end.upstreamFailure) metrics.upstreamError(model, end.upstreamFailure);
+    return streamOutcome(end);
   }
 
   /** A non-2xx answer goes back as it came, status and body, and costs nothing. */
-  async #forwardRefusal(answer: CollectedAnswer, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+  async #forwardRefusal(answer: CollectedAnswer, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
     reservation?.release();
+    this.#deps.metrics.upstreamError(model, statusKind(answer.status));
     reply.status(answer.status).type(answer.contentType).send(answer.body);
+    return 'upstream_refused';
+  }
+
+  /** An exchange that failed before its answer was whole (the 502 or 504 the caller gets). */
+  #upstreamFailed(model: string, error: unknown): void {
+    const kind = error instanceof GatewayError ? upstreamFailureKinds.get(error.code) : undefined;
+    if (kind) this.#deps.metrics.upstreamError(model, kind);
+  }
+}
+
+const upstreamFailureKinds = new Map<string, UpstreamErrorKind>([
+  ['upstream_timeout', 'timeout'],
+  ['upstream_unreachable', 'unreachable'],
+  ['upstream_response_too_large', 'too_large'],
+]);
+
+function statusKind(status: number): UpstreamErrorKind {
+  if (status === 429) return 'http_429';
+  if (status >= 500 && status < 600) return 'http_5xx';
+  return status >= 400 && status < 500 ? 'http_4xx' : 'http_other';
+}
+
+/** The outcome of a call the gateway refused or could not serve, from the error it answered with. */
+function refusedOutcome(error: unknown): CallOutcome {
+  if (!(error instanceof GatewayError)) return 'error';
+  if (error.code === 'budget_exhausted') return 'budget_exhausted';
+  if (upstreamFailureKinds.has(error.code)) return 'upstream_failed';
+  if (error.status === 503) return 'unavailable';
+  return error.status >= 400 && error.status < 500 ? 'rejected' : 'error';
+}
+
+function streamOutcome(end: StreamEnd): CallOutcome {
+  switch (end.outcome) {
+    case 'completed':
+    case 'ended_without_done':
+      return 'ok';
+    case 'upstream_error_event':
+    case 'upstream_failed':
+      return 'upstream_failed';
+    default:
+      return 'client_gone';
   }
 }

@@ -104,6 +104,13 @@ export class BudgetLeases {
     }
   }
 
+  /** How many budget leases (an actor's day each) this instance holds a slice of now: the metrics' gauge, at scrape time. */
+  leasesHeld(): number {
+    let held = 0;
+    for (const slice of this.#slices.values()) if (slice.held > 0n) held++;
+    return held;
+  }
+
   /** Books a call's cost: local figures at once, the database write returned (streams await it before [DONE]). */
   settle(reservation: LeasedReservation, entry: LedgerEntry): Promise<void> {
     const { slice, units, holder } = reservation;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { LedgerBasis, LedgerKind } from '../db/schema.ts';
 import { GatewayError } from '../http/openai-errors.ts';
 import type { PlatformHeaders } from '../http/platform-headers.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import type { RateCard } from '../rate-cards/rate-card-file.ts';
 import type { BudgetLeases, LeasedReservation } from './budget-leases.ts';
 import { costUnits, formatCredit, type ModelPrice } from './credit.ts';
@@ -52,6 +53,7 @@ export class Reservation {
   readonly #leases: BudgetLeases;
   readonly #held: LeasedReservation;
   readonly #projection: Projection;
+  readonly #metrics: GatewayMetrics | undefined;
   #closed = false;
 
   constructor(args: {
@@ -63,6 +65,7 @@ export class Reservation {
     projection: Projection;
     leases: BudgetLeases;
     held: LeasedReservation;
+    metrics?: GatewayMetrics | undefined;
   }) {
     this.#call = args.call;
     this.#day = args.day;
@@ -72,6 +75,7 @@ export class Reservation {
     this.#projection = args.projection;
     this.#leases = args.leases;
     this.#held = args.held;
+    this.#metrics = args.metrics;
   }
 
   get closed(): boolean {
@@ -108,8 +112,8 @@ export class Reservation {
 
   #debit(cost: bigint, usage: Usage, basis: LedgerBasis): Promise<void> {
     if (!this.#take()) return Promise.reject(new Error('reservation already closed'));
-    const { headers } = this.#call;
-    return this.#leases.settle(this.#held, {
+    const { headers, model } = this.#call;
+    const booked = this.#leases.settle(this.#held, {
       actor: headers.actor,
       day: this.#day,
       slot: headers.slot,
@@ -125,6 +129,10 @@ export class Reservation {
       goalId: headers.goalId,
       kindRoute: headers.kindRoute,
     });
+    // Spent once booked: a booking that fails to commit is logged where it is awaited, and counts nothing here.
+    const metrics = this.#metrics;
+    if (metrics) booked.then(() => metrics.creditsSpent(metrics.model(model), headers.slot, cost), ignore);
+    return booked;
   }
 
   #take(): boolean {
@@ -139,11 +147,13 @@ export class Meter {
   readonly #leases: BudgetLeases;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #metrics: GatewayMetrics | undefined;
 
-  constructor(args: { leases: BudgetLeases; clock: Clock; logger: Logger }) {
+  constructor(args: { leases: BudgetLeases; clock: Clock; logger: Logger; metrics?: GatewayMetrics }) {
     this.#leases = args.leases;
     this.#clock = args.clock;
     this.#logger = args.logger;
+    this.#metrics = args.metrics;
   }
 
   async reserve(call: MeteredCall, projection: Projection): Promise<Reservation> {
@@ -161,11 +171,15 @@ export class Meter {
         projection,
         leases: this.#leases,
         held: outcome.reservation,
+        metrics: this.#metrics,
       });
     this.#logger.info({ actor, day, projected: formatCredit(units) }, 'call refused: daily budget');
+    this.#metrics?.budgetRefused(outcome.limitUnits === 0n ? 'blocked' : 'daily_cap');
     throw budgetExhausted(outcome.spentUnits, outcome.limitUnits, units);
   }
 }
+
+const ignore = () => undefined;
 
 function budgetExhausted(spentUnits: bigint, limitUnits: bigint, projectedUnits: bigint): GatewayError {
   const spent = formatCredit(spentUnits);

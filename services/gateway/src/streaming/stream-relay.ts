@@ -23,6 +23,29 @@ export interface StreamRelayArgs {
 /** How a stream is booked when it ends: its usage (else its reservation), or not at all. */
 type Booking = 'usage_or_reservation' | 'release';
 
+/** How a stream ended. */
+export type StreamOutcome =
+  | 'completed'
+  | 'ended_without_done'
+  /** The upstream's answer ended on its own error event, with no usage: nothing charged. */
+  | 'upstream_error_event'
+  | 'upstream_failed'
+  | 'client_left'
+  | 'client_left_no_drain_slot'
+  | 'drained'
+  | 'drain_stopped'
+  | 'drain_timed_out'
+  | 'drain_failed';
+
+/** What the relay reports once the call is booked: its outcome, and what went wrong upstream if anything did. */
+export interface StreamEnd {
+  outcome: StreamOutcome;
+  /** The answer broke off or stalled (`unreachable`, `timeout`), or carried an error event (`stream_error`). */
+  upstreamFailure: 'timeout' | 'unreachable' | 'stream_error' | undefined;
+  /** Whether the upstream's answer ran to its end (whole, or on its error event) rather than failing or being cut. */
+  upstreamEnded: boolean;
+}
+
 // The drain timer's abort reason; without one, abort() builds a DOMException with a stack for every stream.
 const streamEnded = Symbol('stream ended');
 
@@ -40,26 +63,27 @@ const maxPendingChars = 4 * 1024 * 1024;
  *   and at most GATEWAY_MAX_DRAINS at once, to learn the usage and debit it; no usage by then, no free drain slot, or
  *   the upstream failing: charge the reservation. Leaving early never makes an answer free.
  *
- * Resolves once the call is booked and the client's response has ended.
+ * Resolves once the call is booked and the client's response has ended, with how it ended.
  */
-export function relayStream(args: StreamRelayArgs): Promise<void> {
-  return new Promise<void>((resolve) => new StreamRelay(args, resolve).start());
+export function relayStream(args: StreamRelayArgs): Promise<StreamEnd> {
+  return new Promise<StreamEnd>((resolve) => new StreamRelay(args, resolve).start());
 }
 
 class StreamRelay {
   readonly #args: StreamRelayArgs;
-  readonly #resolve: () => void;
+  readonly #resolve: (end: StreamEnd) => void;
   readonly #splitter = new SseEventSplitter();
   readonly #stopDrainTimer = new AbortController();
   #state: 'relaying' | 'draining' | 'done' = 'relaying';
   #usage: Usage | undefined;
   #upstreamError = false;
   #upstreamEnded = false;
+  #upstreamFailure: 'timeout' | 'unreachable' | undefined;
   /** The [DONE] event, held back until the call is booked. */
   #doneEvent: string | undefined;
   #giveDrainSlot: (() => void) | undefined;
 
-  constructor(args: StreamRelayArgs, resolve: () => void) {
+  constructor(args: StreamRelayArgs, resolve: (end: StreamEnd) => void) {
     this.#args = args;
     this.#resolve = resolve;
   }
@@ -104,18 +128,19 @@ class StreamRelay {
       if (rest !== '') this.#args.client.write(rest);
     }
     // An answer that ended on an error event served nothing worth charging; any other end is charged.
-    const booking: Booking = this.#state === 'relaying' && this.#upstreamError && !this.#usage ? 'release' : 'usage_or_reservation';
-    void this.#end(booking, this.#state === 'draining' ? 'drained' : 'ended_without_done');
+    if (this.#state === 'relaying' && this.#upstreamError && !this.#usage) void this.#end('release', 'upstream_error_event');
+    else void this.#end('usage_or_reservation', this.#state === 'draining' ? 'drained' : 'ended_without_done');
   }
 
   #onUpstreamFailure(error: Error): void {
     this.#upstreamEnded = true;
     if (this.#state === 'done') return;
+    const timedOut = error instanceof UpstreamTimeout;
+    this.#upstreamFailure = timedOut ? 'timeout' : 'unreachable';
     if (this.#state === 'draining') {
       void this.#end('usage_or_reservation', 'drain_failed');
       return;
     }
-    const timedOut = error instanceof UpstreamTimeout;
     const failure = {
       error: {
         message: timedOut
@@ -152,13 +177,14 @@ class StreamRelay {
     });
   }
 
-  async #end(booking: Booking, outcome: string): Promise<void> {
+  async #end(booking: Booking, outcome: StreamOutcome): Promise<void> {
     if (this.#state === 'done') return;
     const wasRelaying = this.#state === 'relaying';
     this.#state = 'done';
     this.#stopDrainTimer.abort(streamEnded);
     const { exchange, client, reservation, logger } = this.#args;
     // After [DONE] the upstream ends by itself (and its socket goes back to the pool); otherwise it is cut.
+    const upstreamEnded = (this.#upstreamEnded && this.#upstreamFailure === undefined) || this.#doneEvent !== undefined;
     if (!this.#upstreamEnded && this.#doneEvent === undefined) exchange.abort();
     try {
       if (reservation) {
@@ -175,7 +201,7 @@ class StreamRelay {
       this.#giveDrainSlot?.();
       if (wasRelaying && !client.destroyed) client.end(this.#doneEvent);
       logger.debug({ outcome, usage: this.#usage }, 'stream ended');
-      this.#resolve();
+      this.#resolve({ outcome, upstreamFailure: this.#upstreamFailure ?? (this.#upstreamError ? 'stream_error' : undefined), upstreamEnded });
     }
   }
 }

@@ -8,7 +8,7 @@ const second = 1000;
 const minute = 60 * second;
 const day = 24 * 60 * minute;
 const ok: FireResult = { ok: true };
-const boom: FireResult = { ok: false, error: 'wake target answered 503' };
+const boom: FireResult = { ok: false, error: 'wake target answered 503', reason: 'http_5xx' };
 
 const at = (iso: string): Date => new Date(iso);
 const plus = (date: Date, ms: number): Date => new Date(date.getTime() + ms);
@@ -136,14 +136,14 @@ describe('once alarm', () => {
 
   it('truncates last_error to 500 characters', () => {
     const long = `${'a'.repeat(499)}bc${'d'.repeat(300)}`;
-    const outcome = fireOutcome(onceAlarm(), { ok: false, error: long }, slot, slot);
+    const outcome = fireOutcome(onceAlarm(), { ok: false, error: long, reason: 'http_5xx' }, slot, slot);
     assert.equal(outcome.last_error.length, 500);
     assert.equal(outcome.last_error, `${'a'.repeat(499)}b`);
   });
 
   it('keeps an error of exactly 500 characters whole', () => {
     const exact = 'e'.repeat(500);
-    assert.equal(fireOutcome(onceAlarm(), { ok: false, error: exact }, slot, slot).last_error, exact);
+    assert.equal(fireOutcome(onceAlarm(), { ok: false, error: exact, reason: 'http_5xx' }, slot, slot).last_error, exact);
   });
 });
 
@@ -308,7 +308,7 @@ describe('cron alarm after a failed delivery', () => {
   });
 
   it('truncates last_error to 500 characters', () => {
-    const outcome = fireOutcome(cronAlarm('0 9 * * *', slot), { ok: false, error: 'z'.repeat(2000) }, slot, slot);
+    const outcome = fireOutcome(cronAlarm('0 9 * * *', slot), { ok: false, error: 'z'.repeat(2000), reason: 'http_5xx' }, slot, slot);
     assert.equal(outcome.last_error, 'z'.repeat(500));
   });
 });

@@ -11,7 +11,21 @@ export const backoffLadderMs = [10_000, 30_000, 120_000, 600_000, 1_800_000] as 
 export const cronRetries = 3;
 const lastErrorLength = 500;
 
-export type FireResult = { ok: true } | { ok: false; error: string };
+/** Why a wake was not delivered, as a closed set (the metrics' `reason`): `error` is a delivery function that threw. */
+export type WakeFailureReason = 'timeout' | 'unreachable' | 'http_4xx' | 'http_5xx' | 'http_other' | 'error';
+export const wakeFailureReasons: readonly WakeFailureReason[] = ['timeout', 'unreachable', 'http_4xx', 'http_5xx', 'http_other', 'error'];
+
+export type FireResult = { ok: true } | { ok: false; error: string; reason: WakeFailureReason };
+
+/** What one fire came to (the metrics' `outcome`): delivered, or failed and then retried, given up (`failed`) or skipped. */
+export type FireVerdict = 'delivered' | 'retrying' | 'failed' | 'skipped';
+export const fireVerdicts: readonly FireVerdict[] = ['delivered', 'retrying', 'failed', 'skipped'];
+
+/** A failed fire's verdict from its outcome: the same occurrence again later, the alarm failed, or the occurrence left behind. */
+export function failedFireVerdict(alarm: Pick<FiringAlarm, 'occurrence_at'>, outcome: FireOutcome): FireVerdict {
+  if (outcome.status === 'failed') return 'failed';
+  return outcome.status === 'active' && outcome.occurrence_at.getTime() === alarm.occurrence_at.getTime() ? 'retrying' : 'skipped';
+}
 
 /** The alarm's state after one delivery attempt; `fired` counts successful deliveries. */
 export interface FireOutcome {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import type { AlarmsRepository, ClaimedAlarm, NextWake } from '../alarms/alarms.repository.ts';
-import { type FireOutcome, type FireResult, fireOutcome } from '../alarms/fire-outcome.ts';
+import { type FireOutcome, type FireResult, failedFireVerdict, fireOutcome } from '../alarms/fire-outcome.ts';
+import type { SchedulerMetrics } from '../metrics.ts';
 import type { DeliverWake, WakeBody } from './wake-delivery.ts';
 
 export interface DispatcherOptions {
@@ -18,6 +19,8 @@ export interface DispatcherOptions {
   leaseMs: number;
   /** Longest sleep with nothing due, as a safety net should a notification be lost. */
   maxIdleMs: number;
+  /** Where fires, their lateness and wake failures are counted; none: not counted. */
+  metrics?: SchedulerMetrics;
 }
 
 /**
@@ -140,7 +143,10 @@ export class Dispatcher {
     const { alarms, next } = await this.#options.repository.claimDue(this.claimToken, capacity, this.#options.leaseMs);
     if (alarms.length > 0) {
       // Every alarm of a claim was claimed at the same moment: one string for all their wakes.
-      const firedAt = (alarms[0] as ClaimedAlarm).claimed_at.toISOString();
+      const claimedAt = (alarms[0] as ClaimedAlarm).claimed_at;
+      const firedAt = claimedAt.toISOString();
+      const metrics = this.#options.metrics;
+      if (metrics) for (const alarm of alarms) metrics.lateness((claimedAt.getTime() - alarm.next_fire_at.getTime()) / 1000);
       this.#inFlight += alarms.length;
       for (const alarm of alarms) void this.#fire(alarm, firedAt);
     }
@@ -169,11 +175,20 @@ export class Dispatcher {
         attempt: alarm.attempt,
       });
       if (this.#crashed) return;
-      if (!result.ok) this.#options.logger.warn({ alarm_id: alarm.id, attempt: alarm.attempt, error: result.error }, 'wake delivery failed');
+      const metrics = this.#options.metrics;
+      if (!result.ok) {
+        this.#options.logger.warn({ alarm_id: alarm.id, attempt: alarm.attempt, error: result.error }, 'wake delivery failed');
+        metrics?.wakeFailed(result.reason);
+      }
       // A fired `once` alarm needs nothing computed: its id is its whole outcome (see completeFires).
       if (result.ok && alarm.kind === 'once') this.#fired.push(alarm.id);
-      // The next occurrence is reckoned from the claim time (database clock), not from when the delivery ended.
-      else this.#pending.push(fireOutcome(alarm, result, alarm.claimed_at, alarm.claimed_at));
+      else {
+        // The next occurrence is reckoned from the claim time (database clock), not from when the delivery ended.
+        const outcome = fireOutcome(alarm, result, alarm.claimed_at, alarm.claimed_at);
+        this.#pending.push(outcome);
+        if (!result.ok) metrics?.fired(failedFireVerdict(alarm, outcome));
+      }
+      if (result.ok) metrics?.fired('delivered');
       this.#scheduleFlush();
     } finally {
       this.#inFlight--;
@@ -188,7 +203,7 @@ export class Dispatcher {
     try {
       return await this.#options.deliver(wake);
     } catch (error) {
-      return { ok: false, error: `wake delivery failed: ${(error as Error).message}` };
+      return { ok: false, error: `wake delivery failed: ${(error as Error).message}`, reason: 'error' };
     }
   }
 

@@ -1,5 +1,5 @@
 import { type Dispatcher, Pool } from 'undici';
-import type { FireResult } from '../alarms/fire-outcome.ts';
+import type { FireResult, WakeFailureReason } from '../alarms/fire-outcome.ts';
 
 /** The body POSTed to the wake receiver. */
 export interface WakeBody {
@@ -74,6 +74,11 @@ export function httpWakeDelivery(options: WakePosterOptions): DeliverWake {
 
 const ok: FireResult = Object.freeze({ ok: true });
 
+function statusReason(status: number): WakeFailureReason {
+  if (status >= 400 && status < 500) return 'http_4xx';
+  return status >= 500 && status < 600 ? 'http_5xx' : 'http_other';
+}
+
 function expire(exchange: WakeExchange): void {
   exchange.timeout();
 }
@@ -94,7 +99,7 @@ class WakeExchange implements Dispatcher.DispatchHandler {
   }
 
   timeout(): void {
-    if (this.#settle({ ok: false, error: this.#timedOut })) this.#controller?.abort(new Error(this.#timedOut));
+    if (this.#settle({ ok: false, error: this.#timedOut, reason: 'timeout' })) this.#controller?.abort(new Error(this.#timedOut));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -113,11 +118,11 @@ class WakeExchange implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     const status = this.#status;
-    this.#settle(status >= 200 && status < 300 ? ok : { ok: false, error: `wake receiver answered HTTP ${status}` });
+    this.#settle(status >= 200 && status < 300 ? ok : { ok: false, error: `wake receiver answered HTTP ${status}`, reason: statusReason(status) });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#settle({ ok: false, error: `wake receiver unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
+    this.#settle({ ok: false, error: `wake receiver unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`, reason: 'unreachable' });
   }
 
   #settle(result: FireResult): boolean {

@@ -24,6 +24,8 @@ export class Anchoring {
   #lastRefusal = '';
   /** Set when the vault is behind the ledger in a way anchoring cannot mend (a reset development chain). */
   stuck: string | undefined;
+  /** The batch waiting for its anchor, the confirmed block at which a step first saw it wait, and at the last step. */
+  #waiting: { number: bigint; since: bigint; latest: bigint } | undefined;
 
   constructor(options: { db: Kysely<SettlementSchema>; vault: VaultReader; sender: TxSender; clock: Clock; logger: Logger }) {
     this.#db = options.db;
@@ -43,10 +45,13 @@ export class Anchoring {
       .limit(1)
       .executeTakeFirst();
     if (!batch) {
+      this.#waiting = undefined;
       await this.#heartbeatIfDue();
       return false;
     }
-    const anchored = await this.#vault.read('lastBatch', [], await this.#vault.safeBlock());
+    const safe = await this.#vault.safeBlock();
+    this.#waiting = this.#waiting?.number === batch.number ? { ...this.#waiting, latest: safe } : { number: batch.number, since: safe, latest: safe };
+    const anchored = await this.#vault.read('lastBatch', [], safe);
     if (anchored >= batch.number) {
       await this.#recordFromChain(batch.number);
       return true;
@@ -89,6 +94,16 @@ export class Anchoring {
       this.#lastRefusal = error.message;
       return false;
     }
+  }
+
+  /**
+   * Blocks the oldest batch not yet anchored has waited, from the step that first saw it to the last step (0 when
+   * none waits). A batch is seen at once (the sequencer nudges the loop when it writes one), so this counts from its
+   * close, to within a poll.
+   */
+  lagBlocks(): number {
+    const waiting = this.#waiting;
+    return waiting === undefined ? 0 : Number(waiting.latest - waiting.since);
   }
 
   async #recordFromChain(number: bigint): Promise<void> {

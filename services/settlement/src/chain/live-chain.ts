@@ -12,12 +12,13 @@ import type { ChainSettings } from '../config.ts';
 import type { SettlementSchema } from '../db/schema.ts';
 import type { Sequencer } from '../ledger/sequencer.ts';
 import { depositView } from '../ledger/views.ts';
+import { depositsSeen } from '../windows/window-closer.ts';
 import { Anchoring } from './anchoring.ts';
 import { DepositWatcher } from './deposit-watcher.ts';
 import { ensureDevelopmentContracts } from './dev-contracts.ts';
 import { Payouts } from './payouts.ts';
 import { checkReserve, type ReserveCheck, ReserveWatch, reserveProblem } from './reserve-check.ts';
-import { readLedgerTotals, registerDepositClaim, type SettlementChain, type SupplyView } from './settlement-chain.ts';
+import { type ChainGauges, readLedgerTotals, registerDepositClaim, type SettlementChain, type SupplyView } from './settlement-chain.ts';
 import { TxRefused, TxSender } from './tx-sender.ts';
 import { tokenAbi, vaultAbi } from './vault-contracts.ts';
 import { VaultReader } from './vault-reader.ts';
@@ -304,6 +305,18 @@ export class LiveChain implements SettlementChain {
   async registerClaim(did: string): Promise<void> {
     await registerDepositClaim(this.#options.db, did);
     this.nudge();
+  }
+
+  /**
+   * Deposits the vault counts at its latest block beyond those the ledger took in (credited or set aside as unclaimed),
+   * and the anchor's wait in blocks as the chain loop saw it on its last pass (known only while this instance leads).
+   */
+  async gauges(): Promise<ChainGauges> {
+    const [onChain, seen] = await Promise.all([this.#vault.read('depositCount', []), depositsSeen(this.#options.db)]);
+    return {
+      anchorLagBlocks: this.#leading && this.#sequencer?.role === 'sequencer' ? this.#anchoring.lagBlocks() : Number.NaN,
+      depositsAwaitingConfirmations: onChain > seen ? Number(onChain - seen) : 0,
+    };
   }
 
   halted(): string | undefined {

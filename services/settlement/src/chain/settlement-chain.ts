@@ -56,6 +56,14 @@ export interface SupplyView {
   [more: string]: unknown;
 }
 
+/** What the metrics read of the chain side at scrape time (see `metrics.ts`). */
+export interface ChainGauges {
+  /** Chain blocks the oldest batch not yet anchored has waited; 0 when none waits, NaN when not known here. */
+  anchorLagBlocks: number;
+  /** Vault deposits on chain the ledger has not taken in yet. */
+  depositsAwaitingConfirmations: number;
+}
+
 /**
  * The one door to the chain. `recordingChain` is the ledger without a node (development and the ledger's own tests):
  * anchors and payouts stay recorded in the database. The live chain (`live-chain.ts`) watches the vault for deposits,
@@ -73,6 +81,7 @@ export interface SettlementChain extends ChainView {
   registerClaim(did: string): Promise<void>;
   /** Why movements are refused now (a frozen vault ends the ledger), or undefined. */
   halted(): string | undefined;
+  gauges(): Promise<ChainGauges>;
   /** The development faucet, where the chain does it itself (a vault deposit); absent: the ledger records one. */
   fund?(did: string, micros: bigint): Promise<unknown>;
 }
@@ -106,6 +115,8 @@ export function recordingChain(view: ChainView, db: Kysely<SettlementSchema>): S
     // Kept even without a node, so deposits made before a chain is wired are credited once it is.
     registerClaim: (did) => registerDepositClaim(db, did),
     halted: () => undefined,
+    // Nothing is anchored or deposited on a chain: no blocks to count, no deposit to wait for.
+    gauges: async () => ({ anchorLagBlocks: Number.NaN, depositsAwaitingConfirmations: 0 }),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Clock } from '@platform/kit/clock';
 import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
 import { rateLimit, type TakeResult } from '@platform/kit/http/rate-limit';
 import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -31,6 +32,8 @@ export interface FrontAppDeps {
   holdMaxSeconds: number;
   rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   trustProxy: boolean;
+  /** This thread's HTTP metrics (relayed requests are counted by the app that answers them). */
+  metrics?: ServiceMetrics;
 }
 
 const relayUrl = '/*';
@@ -41,7 +44,13 @@ const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 /** The front thread's Fastify app; `streams` receives the sequencer thread's stream notes. */
 export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: FrontStreams } {
   const { main, clock } = deps;
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy, api: undefined });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    trustProxy: deps.trustProxy,
+    api: undefined,
+    ...(deps.metrics && { metrics: deps.metrics }),
+  });
   retryAfterOnUnavailable(app);
   const classify = rateClassFor(deps.transportToken);
   // The buckets live in the sequencer thread, so a client's limit is the same whichever thread took its connection.
@@ -76,6 +85,8 @@ function registerRelay(app: ServiceApp, main: PortRpc): void {
     scope.route({
       method: [...relayedMethods],
       url: relayUrl,
+      // Counted once, under its own route template, by the sequencer thread's app that answers it.
+      config: { httpMetrics: false },
       handler: async (request, reply) => {
         const headers = { ...request.headers };
         delete headers['transfer-encoding'];

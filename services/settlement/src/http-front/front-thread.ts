@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '@platform/kit/clock';
 import { createLogger } from '@platform/kit/logger';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import { PortRpc } from '@platform/kit/threads/port-rpc';
 import { serviceName } from '../app.ts';
 import { buildFrontApp, type FrontStreams } from './front-app.ts';
@@ -14,6 +15,8 @@ import type { FrontSettings, StreamNote } from './front-protocol.ts';
 if (!parentPort) throw new Error('front-thread.ts runs as a worker thread');
 const settings = workerData as FrontSettings;
 const logger = createLogger({ level: settings.logLevel, service: serviceName });
+// This thread's HTTP metrics: the sequencer thread asks for them at each scrape and sums them into its own.
+const metrics = createServiceMetrics(serviceName);
 let streams: FrontStreams | undefined;
 const main = new PortRpc(parentPort, {
   listen: async ({ host, port }: { host: string; port: number }) => {
@@ -24,6 +27,7 @@ const main = new PortRpc(parentPort, {
   },
   close: () => app.close(),
   stream: (note: StreamNote) => streams?.receive(note),
+  metrics: () => metrics.registry.getMetricsAsJSON(),
 });
 const built = buildFrontApp({
   logger,
@@ -34,6 +38,7 @@ const built = buildFrontApp({
   holdMaxSeconds: settings.holdMaxSeconds,
   rates: settings.rates,
   trustProxy: settings.trustProxy,
+  metrics,
 });
 const app = built.app;
 streams = built.streams;

@@ -3,6 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { SseSink } from '@platform/kit/http/sse';
 import type { Listener } from '@platform/kit/lifecycle';
+import type { ThreadMetrics } from '@platform/kit/observability/metrics';
 import { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -73,6 +74,11 @@ export class FrontThreads implements Listener {
   /** The running threads (for tests and diagnostics). */
   get threads(): readonly Worker[] {
     return this.#fronts.map((front) => front.worker);
+  }
+
+  /** Each running thread's metrics (its HTTP requests), for this thread's `/metrics`; a thread that fails to answer is left out. */
+  threadMetrics(): Promise<ThreadMetrics[]> {
+    return Promise.all(this.#fronts.map((front) => front.rpc.call<ThreadMetrics>('metrics', null).catch((): ThreadMetrics => [])));
   }
 
   /** False once a thread stopped and could not be replaced: the service is degraded and should be restarted. */

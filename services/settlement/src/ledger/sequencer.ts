@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { SettlementChain } from '../chain/settlement-chain.ts';
 import type { WindowSettings } from '../config.ts';
 import type { AccountTable, BatchTable, HoldTable, IdempotencyTable, SettlementSchema } from '../db/schema.ts';
+import { refusalOf, type SettlementMetrics } from '../metrics.ts';
 import { type EventIds, readEventIds } from '../stream/event-log.ts';
 import { type BuiltBatch, closeWindow, readWindowState, type WindowState } from '../windows/window-closer.ts';
 import { type CloseCommand, type Command, type CommandOutcome, type MovementCommand, unstorableMember } from './commands.ts';
@@ -41,6 +42,8 @@ export interface SequencerOptions {
   onBatch?: (batch: BatchTable) => void;
   /** Why movements are refused now (the vault froze), or undefined. */
   halted?: () => string | undefined;
+  /** Where pays, holds and group commits are counted; none: not counted. */
+  metrics?: SettlementMetrics;
 }
 
 export type SequencerRole = 'standby' | 'sequencer' | 'stopped';
@@ -94,6 +97,20 @@ const signInPlaceUpTo = 2;
 const maxQueued = 20_000;
 /** The writer's account cache is dropped when it grows past this; the database stays the truth. */
 const maxCachedAccounts = 200_000;
+
+/** The commands the metrics count: pays, and the hold's place, capture, release and expiry. */
+const counted = new Set<Command['kind']>(['pay', 'hold', 'capture', 'release', 'expire']);
+
+function countSuccess(metrics: SettlementMetrics, command: Command, data: unknown): void {
+  if (command.kind === 'pay') metrics.pay('ok');
+  else if (command.kind === 'hold') metrics.hold('placed');
+  else if (command.kind === 'capture') metrics.hold('captured');
+  else if (command.kind === 'release') metrics.hold('released');
+  else {
+    const expired = (data as { expired?: number }).expired ?? 0;
+    if (expired > 0) metrics.hold('expired', expired);
+  }
+}
 
 const standbyError = () => new ServiceError('unavailable', 'this instance is a standby: the sequencer is not here; retry shortly', { retryable: true });
 
@@ -163,8 +180,25 @@ export class Sequencer {
     await this.#crypto.close();
   }
 
-  /** Queues a command for the writer; resolves with its result after commit, or throws its ServiceError. */
+  /**
+   * Queues a command for the writer; resolves with its result after commit, or throws its ServiceError. Every write
+   * of the service passes here (front threads' included), so pays and holds are counted here, with their outcome.
+   */
   async submit(command: Command): Promise<unknown> {
+    const metrics = this.#options.metrics;
+    if (!metrics || !counted.has(command.kind)) return this.#submit(command);
+    try {
+      const data = await this.#submit(command);
+      countSuccess(metrics, command, data);
+      return data;
+    } catch (error) {
+      if (command.kind === 'pay') metrics.pay(refusalOf(error));
+      else if (command.kind !== 'expire') metrics.hold(refusalOf(error));
+      throw error;
+    }
+  }
+
+  async #submit(command: Command): Promise<unknown> {
     if (this.#role !== 'sequencer') throw standbyError();
     const halted = command.kind === 'close' || command.kind === 'expire' ? undefined : this.#options.halted?.();
     if (halted !== undefined) throw new ServiceError('conflict', halted, { details: { reason: 'vault_frozen' } });
@@ -437,8 +471,12 @@ export class Sequencer {
     const batch = prepared.isolated ? undefined : this.#placeBatch();
     const lastReceipt = prepared.group.receipts.at(-1);
     const headId = batch?.event_id ?? (lastReceipt ? this.#ids.transfer(lastReceipt.seq) : undefined);
+    const startedAt = performance.now();
     const written = writeGroup(db, prepared.group, headId, batch).then(
-      () => undefined,
+      () => {
+        this.#options.metrics?.groupCommitted(prepared.pending.length, (performance.now() - startedAt) / 1000);
+        return undefined;
+      },
       (error: unknown) => error ?? new Error('write failed'),
     );
     return { ...prepared, written, firstSeq, batch };
