@@ -25,17 +25,22 @@ export const observabilityDir = resolve(import.meta.dirname, '..', '..', 'deploy
 
 /**
  * Where each service `up` runs serves `GET /metrics`: its URL, the router's internal listener (its public one serves
- * none). A service `--instances` scaled is its instances (`settlement-1`, …), each a process with metrics of its own,
+ * none), and there the router's daemons' summed (`/metrics/daemons`, job `daemons`). A service `--instances` scaled is its instances (`settlement-1`, …), each a process with metrics of its own,
  * never the front that forwards to them, all under the service's job.
  */
 export function metricsTargets(rows: readonly ObservedRow[]): MetricsTarget[] {
   const scaled = new Set(rows.flatMap((row) => /^(.+)-\d+$/.exec(row.name)?.[1] ?? []));
   return rows
     .filter((row) => !unobserved.has(row.name) && !scaled.has(row.name))
-    .map((row) => {
+    .flatMap((row) => {
       const job = row.name.replace(/-\d+$/, '');
-      const base = job === 'router' ? (row.links?.internalUrl ?? row.url) : row.url;
-      return { job, url: `${base}/metrics` };
+      if (job !== 'router') return [{ job, url: `${row.url}/metrics` }];
+      // The daemons the router starts, one per user, summed by the router into one set of series (no label per user).
+      const internal = row.links?.internalUrl ?? row.url;
+      return [
+        { job, url: `${internal}/metrics` },
+        { job: 'daemons', url: `${internal}/metrics/daemons` },
+      ];
     });
 }
 

@@ -248,6 +248,8 @@ export const dashboards: readonly Dashboard[] = [
             targets: [`${quantile(0.99, 'router_proxy_duration_seconds', 'target', 'job=~"router"')}|{{target}}`],
             unit: 's',
           },
+          { title: 'Proxy failures by target', targets: [`${rate('router_proxy_failures_total', 'target')}|{{target}}`], unit: 'ops' },
+          { title: 'Scheduler wakes by answer', targets: [`${rate('router_wake_deliveries_total', 'outcome')}|{{outcome}}`], unit: 'ops' },
         ],
       },
       {

@@ -58,7 +58,7 @@ export async function exposedMetrics(): Promise<Map<string, Exposed>> {
     for (const family of await familiesOf(metrics)) samplesOf(family, service, exposed);
   }
   const kit = createServiceMetrics('kit');
-  createServiceApp({ logger: silentLogger, bodyLimit: 1024, api: { title: 'kit', version: '0.0.0' }, metrics: kit });
+  createServiceApp({ logger: silentLogger, bodyLimit: 1024, api: { title: 'kit', version: '0.0.0' }, metrics: kit, countRequests: true });
   databaseMetrics(kit, { total: () => 0, idle: () => 0, waiting: () => 0 });
   for (const family of await familiesOf(kit)) samplesOf(family, 'kit', exposed);
   // The process's metrics are merged in at scrape time: read them from a scrape's # TYPE lines.

@@ -113,11 +113,13 @@ describe('deploy/observability', () => {
   test('prometheus.yml scrapes every deployed service as its own job, with the bearer from a file; the router on its internal port', () => {
     const config = parse(readFileSync(join(observability, 'prometheus.yml'), 'utf8')) as Json;
     const jobs = config.scrape_configs as Json[];
-    assert.deepEqual(jobs.map((job) => job.job_name).sort(), [...deployedServices].sort());
+    // The router's per-user daemons, summed by the router on its internal listener, are a job of their own.
+    assert.deepEqual(jobs.map((job) => job.job_name).sort(), [...deployedServices, 'daemons'].sort());
     for (const job of jobs) {
       assert.deepEqual(job.authorization, { type: 'Bearer', credentials_file: '/etc/prometheus/metrics-token' }, job.job_name);
-      assert.equal(job.metrics_path, undefined, `${job.job_name}: the default, /metrics`);
-      assert.deepEqual(job.static_configs[0].targets, [`${job.job_name}:${job.job_name === 'router' ? 8081 : 8080}`]);
+      const onRouter = job.job_name === 'router' || job.job_name === 'daemons';
+      assert.equal(job.metrics_path, job.job_name === 'daemons' ? '/metrics/daemons' : undefined, `${job.job_name}: its path`);
+      assert.deepEqual(job.static_configs[0].targets, [onRouter ? 'router:8081' : `${job.job_name}:8080`]);
     }
     assert.deepEqual(config.rule_files, ['alerts.yml']);
     // Without the operator, in Kubernetes: the pods' annotations, the job from the component label, the bearer.
