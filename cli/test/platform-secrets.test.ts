@@ -43,8 +43,10 @@ describe('platform up: secrets derived from one root', () => {
   });
 
   test('a service receives exactly the secrets it uses, and a setting in the environment is never replaced', () => {
-    assert.deepEqual(Object.keys(secretsFor('gateway', root, {}, join(dir, 'gateway'))), ['PLATFORM_GATEWAY_TOKEN']);
+    // The metrics bearer goes to every service: one Prometheus credential scrapes them all.
+    assert.deepEqual(Object.keys(secretsFor('gateway', root, {}, join(dir, 'gateway'))).sort(), ['PLATFORM_GATEWAY_TOKEN', 'PLATFORM_METRICS_TOKEN']);
     assert.deepEqual(Object.keys(secretsFor('scheduler', root, {}, join(dir, 'scheduler'))).sort(), [
+      'PLATFORM_METRICS_TOKEN',
       'SCHEDULER_AGENT_AUTH_SECRET',
       'SCHEDULER_TOKEN',
       'SCHEDULER_WAKE_TOKEN',

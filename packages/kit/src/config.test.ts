@@ -25,6 +25,7 @@ describe('readBaseConfig defaults', () => {
       dataDir: '.data/scheduler',
       databaseUrl: undefined,
       logLevel: 'info',
+      metricsToken: '',
     });
   });
 
@@ -45,6 +46,7 @@ describe('readBaseConfig defaults', () => {
       DATA_DIR: '/var/lib/x',
       DATABASE_URL: 'postgres://user:pw@db:5432/app',
       LOG_LEVEL: 'debug',
+      PLATFORM_METRICS_TOKEN: 'metrics-bearer',
     };
     assert.deepEqual(readBaseConfig(env, defaults), {
       service: 'scheduler',
@@ -53,6 +55,7 @@ describe('readBaseConfig defaults', () => {
       dataDir: '/var/lib/x',
       databaseUrl: 'postgres://user:pw@db:5432/app',
       logLevel: 'debug',
+      metricsToken: 'metrics-bearer',
     });
   });
 
