@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { createJsonClient } from '@platform/kit/http/json-client';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -45,6 +46,8 @@ export interface AppDeps {
   providers?: ProviderSettings;
   /** OAuth clients, the public URL and the flow's timings; without clients, connecting answers 503 naming the settings. */
   oauth?: OAuthSettings;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 export const defaultProviders: ProviderSettings = { googleApiUrl: 'https://www.googleapis.com', timeoutMs: 10_000 };
@@ -54,7 +57,12 @@ export const defaultOAuth: OAuthSettings = { publicUrl: 'http://127.0.0.1:9094',
 export function buildApp(deps: AppDeps) {
   const connectors = deps.connectors ?? catalogue;
   checkConnectors(connectors);
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: connectorLimits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: connectorLimits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
+  });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   // A daemon's proxy holds its user's owner token (cnx1): the kit's handshake and principal checks then accept only

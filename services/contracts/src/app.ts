@@ -4,6 +4,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { Engine } from './engine.ts';
 import { callerHeader } from './evm/engine-deps.ts';
@@ -21,11 +22,18 @@ export interface AppDeps {
   ping: () => Promise<boolean>;
   logger: Logger;
   transportToken: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
+  });
   // A daemon holds its user's owner token: its wallet calls may act only as that user's DIDs (routes/caller.ts).
   const owners = actorOwners(deps.transportToken, contractOwnerTokens);
   requireTransportBearer(app, { token: deps.transportToken, publicPaths: ['/', '/healthz'], ...(owners && { owners }) });

@@ -4,6 +4,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { ensureLocalChain } from './chains/local-chain.ts';
@@ -40,13 +41,15 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     policy: config.policy,
     walletKeyHex: walletKey.hex,
   });
-  const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken });
+  const tracing = await startTracing(env, serviceName);
+  const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken, tracing });
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [() => toolchain.close(), localChain.stop, () => database.close()],
+    tracing,
   });
   logger.info({ url: running.url, database: database.location }, 'contract engine listening');
   return {

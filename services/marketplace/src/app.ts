@@ -3,6 +3,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { documentDeveloperSecurity } from './http/route-security.ts';
@@ -20,6 +21,8 @@ const authRoutes = new Set(['/v1/developers/nonce', '/v1/developers/auth', '/v1/
 
 export interface AppDeps extends RouteDeps {
   ping: () => Promise<boolean>;
+  /** A server span per request (OTEL_* settings); the payments' and hosting's calls are client spans under it. Absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -30,6 +33,7 @@ export function buildApp(deps: AppDeps) {
     trustProxy: deps.config.trustProxy,
     failureEnvelope: marketplaceFailureEnvelope,
     api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {

@@ -6,6 +6,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -37,7 +38,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   forget.listing = (id) => payments.desk.listings.forget(id);
   const developers = createDeveloperAuth({ db: database.db, clock, secret, config });
   const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments, hosting };
-  const app = buildApp({ ...deps, ping: () => database.ping() });
+  const tracing = await startTracing(env, serviceName);
+  const app = buildApp({ ...deps, ping: () => database.ping(), tracing });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const stopSweeping = payments.startSweeping();
   const running = await serve(app, {
@@ -46,6 +48,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [async () => stopNoncePurge(), stopSweeping, () => payments.close(), () => hosting.close(), () => database.close()],
+    tracing,
   });
   logger.info({ url: running.url, database: database.location, did: identity.agent.did, signer: identity.signer.address }, 'marketplace listening');
   return { ...running, name: serviceName, dataLocation: database.location };

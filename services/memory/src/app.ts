@@ -1,6 +1,7 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { limits } from './limits.ts';
@@ -23,11 +24,18 @@ export interface AppDeps {
   logger: Logger;
   /** MEMORY_MCP_TOKEN, and the root of every per-user token; empty leaves every route open (to the root owner). */
   token: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
 export function buildApp(deps: AppDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
+  });
   const tokens = ownerTokensFor(deps.token);
   // The root token stores as the root owner; a per-user token (mem1.<owner>.<mac>) as its owner, and nobody else.
   requireTransportBearer(app, { token: deps.token, publicPaths: ['/healthz'], ...(tokens && { owners: { tokens, rootOwner } }) });

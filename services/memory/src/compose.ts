@@ -2,6 +2,7 @@ import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
 import { repeatEvery } from '@platform/kit/lifecycle';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildApp, serviceName } from './app.ts';
 import type { MemoryConfig } from './config.ts';
@@ -27,7 +28,13 @@ export interface ComposedMemory {
  * Everything between an open database and a listening app, shared by main and the tests: migrations, the text
  * search configuration, term statistics, embeddings (index, backfill) and the routes.
  */
-export async function composeMemory(database: Database<MemorySchema>, config: MemoryConfig, clock: Clock, logger: Logger): Promise<ComposedMemory> {
+export async function composeMemory(
+  database: Database<MemorySchema>,
+  config: MemoryConfig,
+  clock: Clock,
+  logger: Logger,
+  tracing?: ServiceTracing,
+): Promise<ComposedMemory> {
   await migrate(database, serviceName, migrations);
   await prepareTextSearch(database.db, config.textSearchConfig);
   const embedder: Embedder | undefined = config.embeddings ? openAiEmbedder(config.embeddings) : undefined;
@@ -57,6 +64,6 @@ export async function composeMemory(database: Database<MemorySchema>, config: Me
     stopTimer();
     await running;
   };
-  const app = buildApp({ service, ping: () => database.ping(), logger, token: config.token });
+  const app = buildApp({ service, ping: () => database.ping(), logger, token: config.token, ...(tracing && { tracing }) });
   return { app, service, backfill, stopBackgroundWork };
 }

@@ -4,6 +4,7 @@ import type { Env } from '@platform/kit/config';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { serviceName } from './app.ts';
 import { composeMemory } from './compose.ts';
 import { loadConfig } from './config.ts';
@@ -18,13 +19,15 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   if (config.token === '') logger.warn('MEMORY_MCP_TOKEN is empty: anyone who can reach the port can read and change every memory');
   const database = await openDatabase<MemorySchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, pgliteExtensions });
-  const memory = await composeMemory(database, config, systemClock, logger);
+  const tracing = await startTracing(env, serviceName);
+  const memory = await composeMemory(database, config, systemClock, logger, tracing);
   const running = await serve(memory.app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [() => memory.stopBackgroundWork(), () => database.close()],
+    tracing,
   });
   logger.info(
     {

@@ -24,7 +24,12 @@ function signedInRoute(url: string): boolean {
 
 /** The public listener: health, version, the caller's account and invite, the console's page, and everything else proxied. */
 export async function buildPublicApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (public)`, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: ownBodyBytes,
+    api: { title: `${serviceName} (public)`, version: serviceVersion },
+    tracing: deps.tracing,
+  });
   app.addHook('onRequest', async (request, reply) => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     reply.headers(corsHeaders(deps.config.corsOrigins, request.headers, preflight));
@@ -45,7 +50,12 @@ export async function buildPublicApp(deps: RouteDeps) {
 
 /** The internal listener (a private address): health, and the admin and wake routes when their tokens are set. */
 export async function buildInternalApp(deps: RouteDeps) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: ownBodyBytes, api: { title: `${serviceName} (internal)`, version: serviceVersion } });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: ownBodyBytes,
+    api: { title: `${serviceName} (internal)`, version: serviceVersion },
+    tracing: deps.tracing,
+  });
   registerInternalHealth(app, deps);
   if (deps.config.adminToken !== '') await registerAdminRoutes(app, deps);
   if (deps.config.wakeToken !== '') await registerWakeRoute(app, deps);

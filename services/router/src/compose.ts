@@ -4,6 +4,7 @@ import { daemonOwnerTokenMinter } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
+import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
 import { JwtVerifier } from './auth/jwt-verifier.ts';
@@ -67,7 +68,7 @@ async function chooseProvider(
 export async function composeRouter(
   database: Database<RouterSchema>,
   config: RouterConfig,
-  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider },
+  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider; tracing?: ServiceTracing },
 ): Promise<ComposedRouter> {
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
@@ -107,6 +108,7 @@ export async function composeRouter(
     verifier: config.identityProvider ? new JwtVerifier(config.identityProvider, clock, logger) : undefined,
     daemonToken,
     agents,
+    tracing: options.tracing ?? tracingOff,
   };
   const reaper = new IdleReaper({
     provider,

@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -53,6 +54,8 @@ export interface AppDeps {
   /** The rate-limit buckets, when the service's front threads take from the same ones; this app's own otherwise. */
   takeToken?: TakeToken;
   trustProxy?: boolean;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
@@ -126,6 +129,7 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: limits.bodyBytes,
     trustProxy: deps.trustProxy ?? false,
     api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   retryAfterOnUnavailable(app);
   // First: a flood is refused before any token is checked or body read.

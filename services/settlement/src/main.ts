@@ -8,6 +8,8 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { localBuckets } from '@platform/kit/http/rate-limit';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
+import { tracingEnv } from '@platform/kit/observability/tracing-settings';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { LiveChain } from './chain/live-chain.ts';
@@ -74,6 +76,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
   // Intents' signatures off the sequencer's thread; front threads, when there are some, check them on their own.
   const intentSignatures = config.httpThreads === 0 ? new Ed25519Worker() : undefined;
+  const tracing = await startTracing(env, serviceName);
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -94,6 +97,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     takeToken,
     trustProxy: config.trustProxy,
     ...(intentSignatures ? { intentSignatures } : {}),
+    tracing,
   });
   const listener =
     config.httpThreads === 0
@@ -107,6 +111,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
             holdMaxSeconds: config.holdMaxSeconds,
             rates: config.rates,
             trustProxy: config.trustProxy,
+            // Each front thread traces as settlement too, with a provider of its own (a thread has its own SDK state).
+            tracingEnv: tracingEnv(env),
           },
           app,
           submit: (command) => sequencer.submit(command),
@@ -144,6 +150,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       async () => intentSignatures?.close(),
       () => database.close(),
     ],
+    tracing,
   });
   sequencer.start();
   logger.info(

@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
 import type { Clock } from '@platform/kit/clock';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { JwtVerifier } from '../auth/jwt-verifier.ts';
 import type { RouterConfig } from '../config.ts';
@@ -32,4 +33,6 @@ export interface RouteDeps {
   daemonToken: (userId: string) => string;
   /** Keep-alive sockets to the daemons and to the gateway. */
   agents: { environments: Agent; gateway: Agent };
+  /** The router's tracing: both listeners' server spans (the proxy's and the wake's client spans follow the active one). */
+  tracing: ServiceTracing;
 }

@@ -3,6 +3,7 @@ import type { Clock } from '@platform/kit/clock';
 import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
 import { rateLimit, type TakeResult } from '@platform/kit/http/rate-limit';
 import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
+import { type ServiceTracing, traceCarrier } from '@platform/kit/observability/tracing';
 import type { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -31,6 +32,8 @@ export interface FrontAppDeps {
   holdMaxSeconds: number;
   rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   trustProxy: boolean;
+  /** This thread's tracing: its requests' server spans; a relayed request's span in the sequencer thread is their child. */
+  tracing?: ServiceTracing;
 }
 
 const relayUrl = '/*';
@@ -41,7 +44,13 @@ const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 /** The front thread's Fastify app; `streams` receives the sequencer thread's stream notes. */
 export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: FrontStreams } {
   const { main, clock } = deps;
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, trustProxy: deps.trustProxy, api: undefined });
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    trustProxy: deps.trustProxy,
+    api: undefined,
+    ...(deps.tracing && { tracing: deps.tracing }),
+  });
   retryAfterOnUnavailable(app);
   const classify = rateClassFor(deps.transportToken);
   // The buckets live in the sequencer thread, so a client's limit is the same whichever thread took its connection.
@@ -77,7 +86,8 @@ function registerRelay(app: ServiceApp, main: PortRpc): void {
       method: [...relayedMethods],
       url: relayUrl,
       handler: async (request, reply) => {
-        const headers = { ...request.headers };
+        // This thread's span in place of the caller's: the answering app's span is its child.
+        const headers = { ...request.headers, ...traceCarrier() };
         delete headers['transfer-encoding'];
         const relayed: RelayedRequest = {
           method: request.method,

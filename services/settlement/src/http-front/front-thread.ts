@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '@platform/kit/clock';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { PortRpc } from '@platform/kit/threads/port-rpc';
 import { serviceName } from '../app.ts';
 import { buildFrontApp, type FrontStreams } from './front-app.ts';
@@ -14,6 +15,7 @@ import type { FrontSettings, StreamNote } from './front-protocol.ts';
 if (!parentPort) throw new Error('front-thread.ts runs as a worker thread');
 const settings = workerData as FrontSettings;
 const logger = createLogger({ level: settings.logLevel, service: serviceName });
+const tracing = await startTracing(settings.tracingEnv ?? {}, serviceName);
 let streams: FrontStreams | undefined;
 const main = new PortRpc(parentPort, {
   listen: async ({ host, port }: { host: string; port: number }) => {
@@ -22,7 +24,10 @@ const main = new PortRpc(parentPort, {
     const address = app.server.address();
     return typeof address === 'object' && address ? address.port : port;
   },
-  close: () => app.close(),
+  close: async () => {
+    await app.close();
+    await tracing.shutdown();
+  },
   stream: (note: StreamNote) => streams?.receive(note),
 });
 const built = buildFrontApp({
@@ -34,6 +39,7 @@ const built = buildFrontApp({
   holdMaxSeconds: settings.holdMaxSeconds,
   rates: settings.rates,
   trustProxy: settings.trustProxy,
+  tracing,
 });
 const app = built.app;
 streams = built.streams;
