@@ -1,6 +1,7 @@
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { compileSchemasOnFirstUse } from './lazy-schemas.ts';
 import { limits } from './limits.ts';
@@ -14,8 +15,13 @@ export const serviceVersion = '0.1.0';
  * The daemon's HTTP surface: PLATFORM_DAEMON_TOKEN on every route but /healthz. No listening. Each route's schemas
  * compile on its first request (`schemas.compileAll()` compiles the rest): an idle daemon stays small.
  */
-export function buildApp(deps: RouteDeps & { logger: Logger }) {
-  const app = createServiceApp({ logger: deps.logger, bodyLimit: limits.bodyBytes, api: { title: serviceName, version: serviceVersion } });
+export function buildApp(deps: RouteDeps & { logger: Logger; tracing?: ServiceTracing }) {
+  const app = createServiceApp({
+    logger: deps.logger,
+    bodyLimit: limits.bodyBytes,
+    api: { title: serviceName, version: serviceVersion },
+    ...(deps.tracing && { tracing: deps.tracing }),
+  });
   const schemas = compileSchemasOnFirstUse(app);
   requireTransportBearer(app, { token: deps.config.token, publicPaths: ['/healthz'] });
   // Headers two routes read in their own code (their refusals name them), in the API description.

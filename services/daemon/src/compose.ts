@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '@platform/kit/clock';
 import { repeatEvery } from '@platform/kit/lifecycle';
+import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildApp, serviceVersion } from './app.ts';
 import { ChatService } from './chat/chat-service.ts';
@@ -48,9 +49,10 @@ export interface ComposedDaemon {
  */
 export async function composeDaemon(
   config: DaemonConfig,
-  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity },
+  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity; tracing?: ServiceTracing },
 ): Promise<ComposedDaemon> {
   const { clock, logger } = options;
+  const tracing = options.tracing ?? tracingOff;
   const identity = options.identity ?? loadIdentity({ userId: config.userId, agentKeyHex: config.agentKeyHex, dataDir: config.dataDir });
   const broker = new EventBroker({
     clock,
@@ -84,7 +86,7 @@ export async function composeDaemon(
       ungated: new Set(config.ungatedTools),
     },
   };
-  const runner = new IntentRunner({ book, rail, logger, maxQueued: config.maxQueuedIntents });
+  const runner = new IntentRunner({ book, rail, logger, maxQueued: config.maxQueuedIntents, tracing });
   const transcripts = new Transcripts(join(config.dataDir, 'conversations'), clock, broker);
   await transcripts.init();
   const chat = new ChatService({
@@ -119,6 +121,7 @@ export async function composeDaemon(
     version: serviceVersion,
     requestShutdown: options.requestShutdown,
     logger,
+    tracing,
   });
   // Shutdown drains before the server closes: the walk stops after its step, waiting requests get their answer.
   app.addHook('preClose', async () => {

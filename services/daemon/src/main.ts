@@ -2,6 +2,7 @@ import { systemClock } from '@platform/kit/clock';
 import type { Env } from '@platform/kit/config';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { serviceName } from './app.ts';
 import { composeDaemon } from './compose.ts';
 import { loadConfig } from './config.ts';
@@ -15,10 +16,12 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const config = loadConfig(env);
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   const ownsProcess = options.handleSignals ?? true;
+  const tracing = await startTracing(env, serviceName);
   let stop: () => Promise<void> = async () => {};
   const daemon = await composeDaemon(config, {
     clock: systemClock,
     logger,
+    tracing,
     requestShutdown: () => {
       logger.info('shutdown requested: draining');
       void stop().then(() => {
@@ -33,6 +36,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: ownsProcess,
     shutdownSteps: [() => daemon.release()],
+    tracing,
   });
   stop = running.stop;
   const begun = await daemon.begin();

@@ -3,6 +3,7 @@ import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -52,6 +53,8 @@ export interface AppDeps {
   /** Loaded (and followed) by the caller. */
   book: RateCardBook;
   drains: DrainSlots;
+  /** A server span per request, a model-call span per call and a client span to the upstream; absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -62,6 +65,7 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: settings.maxBodyBytes,
     api: { title: serviceName, version: serviceVersion },
     failureEnvelopeAt: (url) => (url === '/v1' || url.startsWith('/v1/') ? openAiFailureEnvelope : undefined),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);

@@ -4,6 +4,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { buildApp, serviceName } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -21,6 +22,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   // Read before the database opens: a malformed card stops the start with one line naming the file.
   const cards = readRateCardDir(config.rateCardDir);
+  const tracing = await startTracing(env, serviceName);
   const database = await openDatabase<GatewaySchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger });
   try {
     await migrate(database, serviceName, migrations);
@@ -41,6 +43,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       settings: config,
       book,
       drains: new DrainSlots(config.maxDrains),
+      tracing,
     });
     const running = await serve(app, {
       host: config.host,
@@ -48,6 +51,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       logger,
       handleSignals: options.handleSignals ?? true,
       shutdownSteps: [stopFollowing, () => database.close()],
+      tracing,
     });
     logger.info({ url: running.url, database: database.location, rateCard: book.current().version }, 'gateway listening');
     return { ...running, name: serviceName, dataLocation: database.location };

@@ -1,4 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
+import { modelCallAttributes, modelUsageAttributes } from '@platform/kit/observability/gen-ai-spans';
+import { inSpan, SpanKind } from '@platform/kit/observability/tracing';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewaySettings } from '../config.ts';
@@ -6,7 +8,7 @@ import type { LedgerKind } from '../db/schema.ts';
 import { badRequest, GatewayError } from '../http/openai-errors.ts';
 import { callerHeadersOf, type PlatformHeaders } from '../http/platform-headers.ts';
 import { formatCredit } from '../metering/credit.ts';
-import type { Debit, Meter, MeteredCall, Reservation } from '../metering/meter.ts';
+import type { Debit, Meter, MeteredCall, Reservation, Usage } from '../metering/meter.ts';
 import { type Projection, projectChat, projectEmbedding } from '../metering/projection.ts';
 import { isModelId, type ModelPolicy } from '../models/model-policy.ts';
 import type { RateCardBook } from '../rate-cards/rate-card-book.ts';
@@ -31,6 +33,8 @@ export interface GatewayCallDeps {
 /** One call as planned from its request, before anything is reserved or sent. */
 interface Plan {
   headers: PlatformHeaders;
+  /** As the caller named it. */
+  model: string;
   kind: LedgerKind;
   path: UpstreamPath;
   stream: boolean;
@@ -104,10 +108,11 @@ export class GatewayCalls {
     const upstream = this.#deps.upstream;
     if (!upstream) throw notConfigured;
     const raw = rawBodyOf(request);
-    const path = kind === 'chat' ? '/chat/completions' : '/embeddings';
+    const path: UpstreamPath = kind === 'chat' ? '/chat/completions' : '/embeddings';
+    const base = { headers, model: body.model, kind, path, stream, upstream };
     if (headers.byo) {
       const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage: false, addMaxTokens: undefined });
-      return { headers, kind, path, stream, upstream, apiKey: userKey as string, body: forwarded, hideUsageChunk: false, metering: undefined };
+      return { ...base, apiKey: userKey as string, body: forwarded, hideUsageChunk: false, metering: undefined };
     }
     const decision = kind === 'chat' ? policy.decideChat(headers.slot, body.model) : policy.decideEmbedding(body.model);
     if (!decision.allowed) throw new GatewayError(403, 'permission_error', 'model_not_whitelisted', decision.reason, { param: 'model' });
@@ -123,17 +128,7 @@ export class GatewayCalls {
     const addIncludeUsage = stream && (body as ChatBody).stream_options?.include_usage !== true;
     const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage, addMaxTokens: projection.addMaxTokens });
     const call: MeteredCall = { headers, model: body.model, kind, streamed: stream, card, price };
-    return {
-      headers,
-      kind,
-      path,
-      stream,
-      upstream,
-      apiKey: settings.upstreamApiKey,
-      body: forwarded,
-      hideUsageChunk: addIncludeUsage,
-      metering: { call, projection },
-    };
+    return { ...base, apiKey: settings.upstreamApiKey, body: forwarded, hideUsageChunk: addIncludeUsage, metering: { call, projection } };
   }
 
   async #serve(plan: Plan, reply: FastifyReply): Promise<void> {
@@ -141,10 +136,25 @@ export class GatewayCalls {
       throw new GatewayError(503, 'service_unavailable', 'overloaded', `the gateway is serving ${this.#inFlight} calls (GATEWAY_MAX_IN_FLIGHT); retry shortly`);
     this.#inFlight++;
     let reservation: Reservation | undefined;
+    const operation = plan.kind === 'chat' ? 'chat' : 'embeddings';
     try {
-      if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
-      if (plan.stream) await this.#stream(plan, reservation, reply);
-      else await this.#whole(plan, reservation, reply);
+      // The model call's span (GenAI conventions): what was asked, then the tokens the answer used and what they cost.
+      await inSpan(
+        `${operation} ${plan.model}`,
+        { kind: SpanKind.CLIENT, attributes: modelCallAttributes({ operation, model: plan.model, slot: plan.headers.slot }) },
+        async (span) => {
+          if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
+          const usage = plan.stream ? await this.#stream(plan, reservation, reply) : await this.#whole(plan, reservation, reply);
+          if (usage !== undefined)
+            span.setAttributes(
+              modelUsageAttributes({
+                inputTokens: usage.inputTokens,
+                outputTokens: usage.outputTokens,
+                ...(reservation && { costCredit: formatCredit(reservation.costOf(usage)) }),
+              }),
+            );
+        },
+      );
     } finally {
       // Anything that ended before booking (a refusal, a timeout, an error) gives the reservation back.
       if (reservation && !reservation.closed) reservation.release();
@@ -152,12 +162,13 @@ export class GatewayCalls {
     }
   }
 
-  async #whole(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+  /** Answers the whole call; resolves with the usage it reported (undefined for a refusal, or none reported). */
+  async #whole(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<Usage | undefined> {
     const answer = await plan.upstream.call(plan.path, plan.body, plan.apiKey);
     if (answer.status < 200 || answer.status > 299) return this.#forwardRefusal(answer, reservation, reply);
     if (!reservation) {
       reply.status(answer.status).type(answer.contentType).send(answer.body);
-      return;
+      return undefined;
     }
     const usage = usageOfBody(answer.body);
     if (!usage) this.#deps.logger.warn({ model: plan.metering?.call.model }, 'upstream answer without usage: charged at its reservation');
@@ -173,15 +184,16 @@ export class GatewayCalls {
     // database that stalls for a moment does not turn into 503s for calls the leased budget can serve. Bookings stay
     // bounded (an actor's next grant waits behind its bookings), and shutdown waits for them (app.ts).
     booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
+    return usage;
   }
 
-  async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+  async #stream(plan: Plan, reservation: Reservation | undefined, reply: FastifyReply): Promise<Usage | undefined> {
     const exchange = await plan.upstream.open(plan.path, plan.body, plan.apiKey);
     const status = exchange.status;
     if (status < 200 || status > 299) return this.#forwardRefusal(await plan.upstream.collect(exchange), reservation, reply);
     reply.hijack();
     const { drains, clock, settings, logger } = this.#deps;
-    await relayStream({
+    return relayStream({
       exchange,
       client: reply.raw,
       reservation,
@@ -194,8 +206,9 @@ export class GatewayCalls {
   }
 
   /** A non-2xx answer goes back as it came, status and body, and costs nothing. */
-  async #forwardRefusal(answer: CollectedAnswer, reservation: Reservation | undefined, reply: FastifyReply): Promise<void> {
+  async #forwardRefusal(answer: CollectedAnswer, reservation: Reservation | undefined, reply: FastifyReply): Promise<undefined> {
     reservation?.release();
     reply.status(answer.status).type(answer.contentType).send(answer.body);
+    return undefined;
   }
 }

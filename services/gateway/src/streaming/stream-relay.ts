@@ -40,15 +40,15 @@ const maxPendingChars = 4 * 1024 * 1024;
  *   and at most GATEWAY_MAX_DRAINS at once, to learn the usage and debit it; no usage by then, no free drain slot, or
  *   the upstream failing: charge the reservation. Leaving early never makes an answer free.
  *
- * Resolves once the call is booked and the client's response has ended.
+ * Resolves once the call is booked and the client's response has ended, with the usage the upstream reported (if any).
  */
-export function relayStream(args: StreamRelayArgs): Promise<void> {
-  return new Promise<void>((resolve) => new StreamRelay(args, resolve).start());
+export function relayStream(args: StreamRelayArgs): Promise<Usage | undefined> {
+  return new Promise<Usage | undefined>((resolve) => new StreamRelay(args, resolve).start());
 }
 
 class StreamRelay {
   readonly #args: StreamRelayArgs;
-  readonly #resolve: () => void;
+  readonly #resolve: (usage: Usage | undefined) => void;
   readonly #splitter = new SseEventSplitter();
   readonly #stopDrainTimer = new AbortController();
   #state: 'relaying' | 'draining' | 'done' = 'relaying';
@@ -59,7 +59,7 @@ class StreamRelay {
   #doneEvent: string | undefined;
   #giveDrainSlot: (() => void) | undefined;
 
-  constructor(args: StreamRelayArgs, resolve: () => void) {
+  constructor(args: StreamRelayArgs, resolve: (usage: Usage | undefined) => void) {
     this.#args = args;
     this.#resolve = resolve;
   }
@@ -175,7 +175,7 @@ class StreamRelay {
       this.#giveDrainSlot?.();
       if (wasRelaying && !client.destroyed) client.end(this.#doneEvent);
       logger.debug({ outcome, usage: this.#usage }, 'stream ended');
-      this.#resolve();
+      this.#resolve(this.#usage);
     }
   }
 }
