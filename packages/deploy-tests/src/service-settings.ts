@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '@platform/kit/config';
+import { tracingSettingNames } from '@platform/kit/observability/tracing-settings';
 
 export const repo = join(import.meta.dirname, '..', '..', '..');
 
 /** Every service a deployment runs (cli/src/services.ts less development's identity provider and the daemons). */
 export const deployedServices = ['scheduler', 'contracts', 'settlement', 'marketplace', 'gateway', 'memory', 'connector', 'router'] as const;
 
-/** What every service reads (kit `readBaseConfig`, root README), beside its own. */
-export const baseSettings = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV'];
+/** What every service reads (kit `readBaseConfig` and tracing, root README), beside its own. */
+export const baseSettings = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV', ...tracingSettingNames];
 
 /**
  * The settings a service documents: every `UPPER_CASE` name in its README (its settings table is the reference,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { readTracingSettings, tracingEnv } from './tracing-settings.ts';
+import { readTracingSettings, tracingEnv, tracingSettingNames } from './tracing-settings.ts';
 
 test('the standard OTEL_* variables: the endpoints, headers, sampler, resource and batch settings', () => {
   assert.equal(readTracingSettings({}), undefined);
@@ -49,4 +50,10 @@ test('tracingEnv: the OTEL_* settings a child process inherits, nothing else', (
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
     OTEL_SERVICE_NAME: 'router',
   });
+});
+
+test('tracingSettingNames lists every OTEL_* setting the reader reads (the deploy checks take it as documented)', () => {
+  const source = readFileSync(new URL('./tracing-settings.ts', import.meta.url), 'utf8');
+  const named = new Set([...source.matchAll(/'(OTEL_[A-Z_]+)'/g)].map((match) => match[1]));
+  assert.deepEqual(new Set(tracingSettingNames), named);
 });
