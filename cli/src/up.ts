@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type Env } from '@platform/kit/config';
 import { freePort } from '@platform/kit/free-port';
 import type { StartedService } from '@platform/kit/lifecycle';
+import { tracingEnv } from '@platform/kit/observability/tracing-settings';
 import { useTerminalLogLines } from '@platform/kit/terminal-log-lines';
 import { ensureBundle } from '../../services/daemon/scripts/bundle.mjs';
 import { ensureConsoleBuild } from '../../web/console/scripts/build.ts';
@@ -232,6 +233,14 @@ export function serviceEnv(env: Env, name: string, started: readonly { name: str
     const settlement = started.find((entry) => entry.name === 'settlement')?.url;
     if (settlement !== undefined && !env.ROUTER_SETTLEMENT_URL) own.ROUTER_SETTLEMENT_URL = settlement;
     if (!env.ROUTER_MARKETPLACE_URL) own.ROUTER_MARKETPLACE_URL = marketplaceUrl(env);
+  }
+  // Traces (OTEL_EXPORTER_OTLP_ENDPOINT): every service under its own service.name, whatever one name the settings
+  // give; that name, if any, becomes the platform's service.namespace.
+  if (Object.keys(tracingEnv(env)).length > 0) {
+    own.OTEL_SERVICE_NAME = name;
+    const attributes = env.OTEL_RESOURCE_ATTRIBUTES ?? '';
+    if (env.OTEL_SERVICE_NAME && !/(^|,)\s*service\.namespace\s*=/.test(attributes))
+      own.OTEL_RESOURCE_ATTRIBUTES = [attributes, `service.namespace=${encodeURIComponent(env.OTEL_SERVICE_NAME)}`].filter((part) => part !== '').join(',');
   }
   // No daemon the router starts may outlive `up`, even one killed hard (adoption is for a router on its own).
   if (name === 'router' && !env.ROUTER_DAEMONS_EXIT_WITH_ROUTER) own.ROUTER_DAEMONS_EXIT_WITH_ROUTER = 'true';

@@ -1,3 +1,4 @@
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import { readEnvelope } from './service-session.ts';
 import { readServerEvents, type ServerEvent } from './sse-reader.ts';
 
@@ -77,7 +78,7 @@ export class DaemonClient {
   constructor(options: { baseUrl: string; token?: string; fetch?: typeof fetch }) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#token = options.token || undefined;
-    this.#fetch = options.fetch ?? fetch;
+    this.#fetch = options.fetch ?? tracedFetch;
   }
 
   submit(prose: string, strategy?: 'enqueue' | 'reject' | 'interrupt'): Promise<{ intent_id: string; status: IntentStatus; queue_position: number | null }> {

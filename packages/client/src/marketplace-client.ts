@@ -1,4 +1,5 @@
 import { formatAmount, parseAmount } from '@platform/kit/money';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { AgentKey } from './agent-key-type.ts';
 import { type PaymentTerms, signHoldForTerms, signVoucher, termsForCall } from './marketplace-payments.ts';
 import { fetchTransport, type SessionTransport } from './service-session.ts';
@@ -66,7 +67,7 @@ export class MarketplaceClient {
     const max = parseAmount(options.maxPayment);
     if (!max.ok) throw new TypeError(`maxPayment: ${max.reason}`);
     this.#options = options;
-    this.#send = options.transport ?? fetchTransport(options.fetch ?? fetch);
+    this.#send = options.transport ?? fetchTransport(options.fetch ?? tracedFetch);
     this.#maxMicros = max.micros;
   }
 

@@ -1,3 +1,4 @@
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { AgentKey } from './agent-key-type.ts';
 
 /** A failure answered by a service in the `{ok:false, error}` envelope (or a transport failure). */
@@ -24,8 +25,9 @@ export class ServiceCallError extends Error {
 }
 
 /**
- * How a session sends a request: `fetch` by default; a service calling another on a hot path passes one over the
- * kit's keep-alive JSON client instead.
+ * How a session sends a request: `fetch` by default (the kit's `tracedFetch`: exactly `fetch` unless the service
+ * making the call traces, then with its client span and `traceparent`); a service calling another on a hot path
+ * passes one over the kit's keep-alive JSON client instead (which traces the same way).
  */
 export type SessionTransport = (
   method: string,
@@ -101,7 +103,7 @@ export class ServiceSession {
 
   constructor(options: SessionOptions) {
     this.#options = options;
-    this.#send = options.transport ?? fetchTransport(options.fetch ?? fetch);
+    this.#send = options.transport ?? fetchTransport(options.fetch ?? tracedFetch);
   }
 
   /** Runs the handshake and returns the owner user id the service derived from the DID. */

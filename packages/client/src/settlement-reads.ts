@@ -1,3 +1,4 @@
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { ReceiptEvidence } from '@platform/kit/receipt-log/receipt-evidence';
 import { readEnvelope } from './service-session.ts';
 import type { WithdrawalView } from './settlement-client.ts';
@@ -31,7 +32,7 @@ export class SettlementReads {
 
   constructor(options: { baseUrl: string; fetch?: typeof fetch }) {
     this.#baseUrl = options.baseUrl;
-    this.#fetch = options.fetch ?? fetch;
+    this.#fetch = options.fetch ?? tracedFetch;
   }
 
   info(): Promise<SettlementInfo> {

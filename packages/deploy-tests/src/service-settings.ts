@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '@platform/kit/config';
+import { tracingSettingNames } from '@platform/kit/observability/tracing-settings';
 
 export const repo = join(import.meta.dirname, '..', '..', '..');
 
@@ -11,21 +12,7 @@ export const deployedServices = ['scheduler', 'contracts', 'settlement', 'market
  * What every service reads (kit `readBaseConfig` and its observability: the metrics bearer, OpenTelemetry's standard
  * settings; root README), beside its own.
  */
-export const baseSettings = [
-  'HOST',
-  'PORT',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'LOG_LEVEL',
-  'NODE_ENV',
-  'PLATFORM_METRICS_TOKEN',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_HEADERS',
-  'OTEL_SERVICE_NAME',
-  'OTEL_RESOURCE_ATTRIBUTES',
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
-];
+export const baseSettings = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV', 'PLATFORM_METRICS_TOKEN', ...tracingSettingNames];
 
 /**
  * The settings a service documents: every `UPPER_CASE` name in its README (its settings table is the reference,

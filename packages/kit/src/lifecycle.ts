@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ConfigError, type Env } from './config.ts';
+import type { ServiceTracing } from './observability/tracing.ts';
 
 export interface RunningService {
   url: string;
@@ -56,6 +57,8 @@ export async function serve(
     handleSignals?: boolean;
     /** Accepts instead of the app's server, which then only answers what the listener hands it. */
     listener?: Listener;
+    /** The service's tracing: its buffered spans are exported after the last shutdown step (the steps' own spans included). */
+    tracing?: ServiceTracing;
   },
 ): Promise<RunningService> {
   const { listener } = options;
@@ -81,6 +84,7 @@ export async function serve(
           options.logger.error({ err: error }, 'shutdown step failed');
         }
       }
+      await options.tracing?.shutdown().catch((error: unknown) => options.logger.warn({ err: error }, 'could not export the last spans'));
     })();
     return stopping;
   };

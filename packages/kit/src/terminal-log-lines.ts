@@ -31,7 +31,8 @@ export function terminalLogLines(): TerminalLogLines | undefined {
 /** The width of the service column: the longest service name (`marketplace`) and the gap after it. */
 const serviceColumn = 13;
 // Members every record has, or that the line shows in its own way.
-const shownApart = new Set(['level', 'time', 'pid', 'hostname', 'service', 'msg', 'reqId', 'err', 'req', 'res', 'responseTime']);
+// A trace's ids are for the collector, not for a person reading the terminal.
+const shownApart = new Set(['level', 'time', 'pid', 'hostname', 'service', 'msg', 'reqId', 'err', 'req', 'res', 'responseTime', 'trace_id', 'span_id']);
 const levels: Record<number, { name: string; color: number }> = {
   10: { name: 'trace', color: 90 },
   20: { name: 'debug', color: 90 },

@@ -10,6 +10,7 @@ import { createJsonClient } from '@platform/kit/http/json-client';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -51,6 +52,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 export const defaultProviders: ProviderSettings = { googleApiUrl: 'https://www.googleapis.com', timeoutMs: 10_000 };
@@ -67,6 +70,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     metrics,
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);

@@ -6,6 +6,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -35,6 +36,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const database = await openDatabase<ConnectorSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
+  const tracing = await startTracing(env, serviceName);
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -47,6 +49,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
     providers: { googleApiUrl: config.googleApiUrl, timeoutMs: config.providerTimeoutMs },
     oauth: config.oauth,
+    tracing,
   });
   // Names only: which providers can be connected, never an id's secret.
   const unconfigured = Object.entries(config.oauth.clients)
@@ -64,6 +67,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [async () => stopNoncePurge(), async () => stopStatePurge(), () => resealer.stop(), () => database.close()],
+    tracing,
   });
   resealer.start(config.resealIntervalMs);
   logger.info({ url: running.url, database: database.location }, 'connector listening');

@@ -5,6 +5,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { Engine } from './engine.ts';
 import { callerHeader } from './evm/engine-deps.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
@@ -36,6 +39,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // A daemon holds its user's owner token: its wallet calls may act only as that user's DIDs (routes/caller.ts).
   const owners = actorOwners(deps.transportToken, contractOwnerTokens);

@@ -5,6 +5,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { ensureLocalChain } from './chains/local-chain.ts';
@@ -44,13 +45,23 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     walletKeyHex: walletKey.hex,
     metrics: contractsMetrics(metrics),
   });
-  const app = buildApp({ engine, ping: () => database.ping(), logger, transportToken: config.transportToken, metrics, metricsToken: config.metricsToken });
+  const tracing = await startTracing(env, serviceName);
+  const app = buildApp({
+    engine,
+    ping: () => database.ping(),
+    logger,
+    transportToken: config.transportToken,
+    metrics,
+    metricsToken: config.metricsToken,
+    tracing,
+  });
   const running = await serve(app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [() => toolchain.close(), localChain.stop, () => database.close()],
+    tracing,
   });
   logger.info({ url: running.url, database: database.location }, 'contract engine listening');
   return {

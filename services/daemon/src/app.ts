@@ -2,6 +2,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { compileSchemasOnFirstUse } from './lazy-schemas.ts';
 import { limits } from './limits.ts';
@@ -16,13 +17,14 @@ export const serviceVersion = '0.1.0';
  * its own). No listening. Each route's schemas compile on its first request (`schemas.compileAll()` compiles the
  * rest): an idle daemon stays small.
  */
-export function buildApp(deps: RouteDeps & { logger: Logger; metrics: ServiceMetrics }) {
+export function buildApp(deps: RouteDeps & { logger: Logger; metrics: ServiceMetrics; tracing?: ServiceTracing }) {
   const app = createServiceApp({
     logger: deps.logger,
     bodyLimit: limits.bodyBytes,
     api: { title: serviceName, version: serviceVersion },
     metrics: deps.metrics,
     metricsToken: deps.config.metricsToken,
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   const schemas = compileSchemasOnFirstUse(app);
   requireTransportBearer(app, { token: deps.config.token, publicPaths: ['/healthz'] });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Clock } from '@platform/kit/clock';
 import { repeatEvery } from '@platform/kit/lifecycle';
 import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildApp, serviceName, serviceVersion } from './app.ts';
 import { ChatService } from './chat/chat-service.ts';
@@ -50,9 +51,10 @@ export interface ComposedDaemon {
  */
 export async function composeDaemon(
   config: DaemonConfig,
-  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity; metrics?: ServiceMetrics },
+  options: { clock: Clock; logger: Logger; requestShutdown: () => void; identity?: AgentIdentity; metrics?: ServiceMetrics; tracing?: ServiceTracing },
 ): Promise<ComposedDaemon> {
   const { clock, logger } = options;
+  const tracing = options.tracing ?? tracingOff;
   const identity = options.identity ?? loadIdentity({ userId: config.userId, agentKeyHex: config.agentKeyHex, dataDir: config.dataDir });
   const metrics = options.metrics ?? createServiceMetrics(serviceName);
   // The gauges read the book and the broker when scraped, by then both exist.
@@ -94,7 +96,7 @@ export async function composeDaemon(
       ungated: new Set(config.ungatedTools),
     },
   };
-  const runner = new IntentRunner({ book, rail, logger, maxQueued: config.maxQueuedIntents });
+  const runner = new IntentRunner({ book, rail, logger, maxQueued: config.maxQueuedIntents, tracing });
   const transcripts = new Transcripts(join(config.dataDir, 'conversations'), clock, broker);
   await transcripts.init();
   const chat = new ChatService({
@@ -130,6 +132,7 @@ export async function composeDaemon(
     requestShutdown: options.requestShutdown,
     logger,
     metrics,
+    tracing,
   });
   // Shutdown drains before the server closes: the walk stops after its step, waiting requests get their answer.
   app.addHook('preClose', async () => {

@@ -3,6 +3,7 @@ import type { Env } from '@platform/kit/config';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { serviceName } from './app.ts';
 import { composeDaemon } from './compose.ts';
 import { loadConfig } from './config.ts';
@@ -16,11 +17,13 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const config = loadConfig(env);
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   const ownsProcess = options.handleSignals ?? true;
+  const tracing = await startTracing(env, serviceName);
   let stop: () => Promise<void> = async () => {};
   const daemon = await composeDaemon(config, {
     clock: systemClock,
     logger,
     metrics: createServiceMetrics(serviceName),
+    tracing,
     requestShutdown: () => {
       logger.info('shutdown requested: draining');
       void stop().then(() => {
@@ -35,6 +38,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: ownsProcess,
     shutdownSteps: [() => daemon.release()],
+    tracing,
   });
   stop = running.stop;
   const begun = await daemon.begin();

@@ -7,7 +7,8 @@
  *   BENCH_DATABASE_URL  admin URL (default postgres://postgres@127.0.0.1:5432/postgres); a temp database is made beside it
  *   BENCH_SECONDS       length of each measured run (default 10)
  *   BENCH_CONCURRENCY   calls in flight for the throughput runs (default 32,64,128,256)
- *   BENCH_VARIANTS      also run these shorter variants (default async,pglite): PostgreSQL with GATEWAY_ASYNC_COMMIT=true, PGlite
+ *   BENCH_VARIANTS      also run these shorter variants (default async,pglite,observe): PostgreSQL with GATEWAY_ASYNC_COMMIT=true,
+ *                       PGlite, and what metrics and tracing cost (bench/observability.ts)
  *   BENCH_PROFILE       a folder: the gateway runs with --cpu-prof and writes its .cpuprofile there on stop
  *   BENCH_PEERS         peer gateways run through the same phases after the PostgreSQL run (default portkey; none)
  */
@@ -26,6 +27,7 @@ import type { GatewaySchema } from '../src/db/schema.ts';
 import { type EngineResult, errorCount, ms, printReport, type Usage } from './bench-report.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
 import { type CallRun, type LoadProcess, startLoadProcess, type Target } from './load-process.ts';
+import { benchObservability } from './observability.ts';
 import { benchPortkey, type PeerPhases } from './peers/portkey.ts';
 import { printPortkeyComparison } from './peers/portkey-report.ts';
 import { startUpstreamProcess, type UpstreamProcess } from './upstream-process.ts';
@@ -33,7 +35,7 @@ import { startUpstreamProcess, type UpstreamProcess } from './upstream-process.t
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '32,64,128,256').split(',').map(Number);
-const variants = (process.env.BENCH_VARIANTS ?? 'async,pglite').split(',');
+const variants = (process.env.BENCH_VARIANTS ?? 'async,pglite,observe').split(',');
 const profileDir = process.env.BENCH_PROFILE;
 const peers = (process.env.BENCH_PEERS ?? 'portkey').split(',');
 const fixedRate = 1_000;
@@ -83,6 +85,16 @@ try {
     const pgliteDir = path.join(dataDir, 'pglite');
     results.push(await runEngine('PGlite', { DATA_DIR: pgliteDir }, { database: { dataDir: pgliteDir }, full: false }));
   }
+  if (variants.includes('observe'))
+    await benchObservability(load, {
+      adminUrl,
+      gatewayEnv: gatewayEnv((upstream as UpstreamProcess).info.url),
+      actors: actorHeaders(),
+      body,
+      concurrency: 128,
+      turnSeconds: Math.max(3, Math.round(seconds / 2)),
+      rounds: 3,
+    });
   printReport(results, {
     machine,
     postgres: postgresDescription,
@@ -112,24 +124,10 @@ async function runEngine(
   const up = upstream as UpstreamProcess;
   const gen = load as LoadProcess;
   gateway = await startGatewayProcess(
-    {
-      ...databaseEnv,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      PLATFORM_GATEWAY_TOKEN: token,
-      GATEWAY_UPSTREAM_URL: up.info.url,
-      GATEWAY_UPSTREAM_API_KEY: 'sk-bench-upstream',
-      GATEWAY_DAILY_CAP_CREDIT: '1000000',
-    },
+    { ...databaseEnv, ...gatewayEnv(up.info.url) },
     profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
   );
-  const actors = Array.from({ length: actorCount }, (_, i) => ({
-    'content-type': 'application/json',
-    authorization: `Bearer ${token}`,
-    'x-platform-actor-did': `did:platform:bench-${i}:${i.toString(16).padStart(16, '0')}`,
-    'x-platform-slot': 'compiler',
-  }));
+  const actors = actorHeaders();
   await gen.ask('setup', {
     direct: { url: up.info.url, headers: [{ 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream' }] },
     gateway: { url: `${gateway.info.url}/v1`, headers: actors },
@@ -184,6 +182,29 @@ async function runEngine(
   // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
   console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
   return { engine, fixed, serial, max, directMax, ...(streams ? { streams } : {}) };
+}
+
+/** Every gateway's settings but its database. */
+function gatewayEnv(upstreamUrl: string) {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    PLATFORM_GATEWAY_TOKEN: token,
+    GATEWAY_UPSTREAM_URL: upstreamUrl,
+    GATEWAY_UPSTREAM_API_KEY: 'sk-bench-upstream',
+    GATEWAY_DAILY_CAP_CREDIT: '1000000',
+  };
+}
+
+/** The callers' headers: each call is another of `actorCount` actors. */
+function actorHeaders() {
+  return Array.from({ length: actorCount }, (_, i) => ({
+    'content-type': 'application/json',
+    authorization: `Bearer ${token}`,
+    'x-platform-actor-did': `did:platform:bench-${i}:${i.toString(16).padStart(16, '0')}`,
+    'x-platform-slot': 'compiler',
+  }));
 }
 
 /** The phases of the PostgreSQL run, for a peer gateway in front of the same upstream. */

@@ -4,6 +4,7 @@ import type { Database } from '@platform/kit/db/open-database';
 import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -58,6 +59,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request, a model-call span per call and a client span to the upstream; absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -70,6 +73,7 @@ export function buildApp(deps: AppDeps) {
     failureEnvelopeAt: (url) => (url === '/v1' || url.startsWith('/v1/') ? openAiFailureEnvelope : undefined),
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);

@@ -5,6 +5,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { buildApp, serviceName } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -23,6 +24,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   // Read before the database opens: a malformed card stops the start with one line naming the file.
   const cards = readRateCardDir(config.rateCardDir);
   const metrics = createServiceMetrics(serviceName);
+  const tracing = await startTracing(env, serviceName);
   const database = await openDatabase<GatewaySchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   try {
     await migrate(database, serviceName, migrations);
@@ -45,6 +47,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       drains: new DrainSlots(config.maxDrains),
       metrics,
       metricsToken: config.metricsToken,
+      tracing,
     });
     const running = await serve(app, {
       host: config.host,
@@ -52,6 +55,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       logger,
       handleSignals: options.handleSignals ?? true,
       shutdownSteps: [stopFollowing, () => database.close()],
+      tracing,
     });
     logger.info({ url: running.url, database: database.location, rateCard: book.current().version }, 'gateway listening');
     return { ...running, name: serviceName, dataLocation: database.location };

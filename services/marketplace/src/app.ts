@@ -4,6 +4,7 @@ import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { documentDeveloperSecurity } from './http/route-security.ts';
@@ -25,6 +26,8 @@ export interface AppDeps extends RouteDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); the payments' and hosting's calls are client spans under it. Absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -37,6 +40,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {

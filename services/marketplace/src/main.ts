@@ -7,6 +7,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
 import { migrations } from './db/migrations.ts';
@@ -48,7 +49,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   forget.listing = (id) => payments.desk.listings.forget(id);
   const developers = createDeveloperAuth({ db: database.db, clock, secret, config });
   const deps = { db: database.db, clock, logger, config, identity, tokenKey, developers, payments, hosting };
-  const app = buildApp({ ...deps, ping: () => database.ping(), metrics, metricsToken: config.metricsToken });
+  const tracing = await startTracing(env, serviceName);
+  const app = buildApp({ ...deps, ping: () => database.ping(), metrics, metricsToken: config.metricsToken, tracing });
   const stopNoncePurge = new NonceStore(database.db, clock).purgeEvery(noncePurgeIntervalMs, logger);
   const stopSweeping = payments.startSweeping();
   const running = await serve(app, {
@@ -57,6 +59,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [async () => stopNoncePurge(), stopSweeping, () => payments.close(), () => hosting.close(), () => database.close()],
+    tracing,
   });
   logger.info({ url: running.url, database: database.location, did: identity.agent.did, signer: identity.signer.address }, 'marketplace listening');
   return { ...running, name: serviceName, dataLocation: database.location };

@@ -2,6 +2,7 @@ import { createServiceApp } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { limits } from './limits.ts';
@@ -28,6 +29,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
@@ -38,6 +41,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   const tokens = ownerTokensFor(deps.token);
   // The root token stores as the root owner; a per-user token (mem1.<owner>.<mac>) as its owner, and nobody else.

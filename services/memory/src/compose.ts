@@ -3,6 +3,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
 import { repeatEvery } from '@platform/kit/lifecycle';
 import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildApp, serviceName } from './app.ts';
 import type { MemoryConfig } from './config.ts';
@@ -36,6 +37,7 @@ export async function composeMemory(
   logger: Logger,
   /** The service's metrics, the database's among them (main opens the database with them); served behind PLATFORM_METRICS_TOKEN. */
   metrics: ServiceMetrics = createServiceMetrics(serviceName),
+  tracing?: ServiceTracing,
 ): Promise<ComposedMemory> {
   await migrate(database, serviceName, migrations);
   await prepareTextSearch(database.db, config.textSearchConfig);
@@ -69,6 +71,14 @@ export async function composeMemory(
     stopTimer();
     await running;
   };
-  const app = buildApp({ service, ping: () => database.ping(), logger, token: config.token, metrics, metricsToken: config.metricsToken });
+  const app = buildApp({
+    service,
+    ping: () => database.ping(),
+    logger,
+    token: config.token,
+    metrics,
+    metricsToken: config.metricsToken,
+    ...(tracing && { tracing }),
+  });
   return { app, service, backfill, stopBackgroundWork };
 }

@@ -5,6 +5,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { serviceName } from './app.ts';
 import { composeMemory } from './compose.ts';
 import { loadConfig } from './config.ts';
@@ -27,13 +28,15 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     pgliteExtensions,
     metrics,
   });
-  const memory = await composeMemory(database, config, systemClock, logger, metrics);
+  const tracing = await startTracing(env, serviceName);
+  const memory = await composeMemory(database, config, systemClock, logger, metrics, tracing);
   const running = await serve(memory.app, {
     host: config.host,
     port: config.port,
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [() => memory.stopBackgroundWork(), () => database.close()],
+    tracing,
   });
   logger.info(
     {

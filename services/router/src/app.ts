@@ -32,6 +32,7 @@ export async function buildPublicApp(deps: RouteDeps) {
     api: { title: `${serviceName} (public)`, version: serviceVersion },
     metrics: deps.serviceMetrics,
     countRequests: deps.config.metricsToken !== '',
+    tracing: deps.tracing,
   });
   app.addHook('onRequest', async (request, reply) => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
@@ -62,6 +63,7 @@ export async function buildInternalApp(deps: RouteDeps) {
     api: { title: `${serviceName} (internal)`, version: serviceVersion },
     metrics: deps.serviceMetrics,
     metricsToken: deps.config.metricsToken,
+    tracing: deps.tracing,
   });
   registerInternalHealth(app, deps);
   registerDaemonMetricsRoute(app, deps);

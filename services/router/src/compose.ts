@@ -5,6 +5,7 @@ import type { Clock } from '@platform/kit/clock';
 import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
 import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
 import { JwtVerifier } from './auth/jwt-verifier.ts';
@@ -72,7 +73,7 @@ async function chooseProvider(
 export async function composeRouter(
   database: Database<RouterSchema>,
   config: RouterConfig,
-  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider; metrics?: ServiceMetrics },
+  options: { clock: Clock; logger: Logger; daemonTokenRoot: string; provider?: EnvironmentProvider; metrics?: ServiceMetrics; tracing?: ServiceTracing },
 ): Promise<ComposedRouter> {
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
@@ -130,6 +131,7 @@ export async function composeRouter(
     agents,
     metrics,
     serviceMetrics,
+    tracing: options.tracing ?? tracingOff,
   };
   const reaper = new IdleReaper({
     provider,

@@ -1,5 +1,6 @@
 import { daemonOwnerTokens } from '@platform/kit/auth/owner-token';
 import { type BaseConfig, ConfigError, type Env, read, readBaseConfig } from '@platform/kit/config';
+import { tracingEnv } from '@platform/kit/observability/tracing-settings';
 
 export interface ListenAddress {
   readonly host: string;
@@ -172,6 +173,9 @@ function daemonEnv(env: Env): Record<string, string> {
     if (perUserSettings.has(name)) throw new ConfigError(`ROUTER_DAEMON_ENV may not list ${name}: each daemon gets its own user's, derived by the router`);
     if (env[name] !== undefined && env[name] !== '') picked[name] = env[name] as string;
   }
+  // Every daemon traces where the router does (whatever ROUTER_DAEMON_ENV lists), under its own service name.
+  const tracing = tracingEnv(env);
+  if (Object.keys(tracing).length > 0) Object.assign(picked, tracing, { OTEL_SERVICE_NAME: 'daemon' });
   return picked;
 }
 

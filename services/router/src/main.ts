@@ -5,6 +5,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { serviceName } from './app.ts';
 import { composeRouter } from './compose.ts';
@@ -27,14 +28,16 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   // Every daemon gets a bearer derived from this root; in development it is generated once into DATA_DIR.
   const root = secretFromSettingOrFile(config.daemonTokenRoot, config.dataDir, 'daemon-token-root.key', 'PLATFORM_DAEMON_TOKEN');
   const metrics = createServiceMetrics(serviceName);
+  const tracing = await startTracing(env, serviceName);
   const database = await openDatabase<RouterSchema>({ url: config.databaseUrl, dataDir: `${config.dataDir}/db`, schema: serviceName, logger, metrics });
-  const router = await composeRouter(database, config, { clock: systemClock, logger, daemonTokenRoot: root.hex, metrics });
+  const router = await composeRouter(database, config, { clock: systemClock, logger, daemonTokenRoot: root.hex, metrics, tracing });
   const running = await serve(router.publicApp, {
     host: config.publicAddress.host,
     port: config.publicAddress.port,
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [() => router.internalApp.close(), () => router.release(), () => database.close()],
+    tracing,
   });
   // After the public listener, so the first "listening" line a supervisor reads is the public address.
   await router.internalApp.listen({ host: config.internalAddress.host, port: config.internalAddress.port });

@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AlarmsRepository } from './alarms/alarms.repository.ts';
@@ -33,6 +34,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The scheduler's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -43,6 +46,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   // A daemon holds its user's owner token (sch1): the kit's handshake and principal checks then accept only that

@@ -6,6 +6,7 @@ import { openDatabase } from '@platform/kit/db/open-database';
 import { runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { AlarmsRepository, alarmsChannel } from './alarms/alarms.repository.ts';
 import { buildApp, serviceName } from './app.ts';
 import { developmentSecret, loadConfig } from './config.ts';
@@ -24,6 +25,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const logger = createLogger({ level: config.logLevel, service: serviceName });
   if (config.agentAuthSecret === '') logger.warn('SCHEDULER_AGENT_AUTH_SECRET is empty: using the built-in development secret; not a production configuration');
   const metrics = createServiceMetrics(serviceName);
+  const tracing = await startTracing(env, serviceName);
   const database = await openDatabase<SchedulerSchema>({ url: config.databaseUrl, dataDir: config.dataDir, schema: serviceName, logger, metrics });
   await migrate(database, serviceName, migrations);
   const clock = systemClock;
@@ -37,6 +39,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     transportToken: config.transportToken,
     metrics,
     metricsToken: config.metricsToken,
+    tracing,
     agentAuthSecret: config.agentAuthSecret || developmentSecret,
     ...(config.wakeCheck && {
       checkWakeable: httpWakeCheck({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, clock, logger }),
@@ -45,7 +48,13 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const dispatcher = new Dispatcher({
     repository,
     // One socket per delivery in flight, so no wake spends its timeout queued for a socket.
-    deliver: httpWakeDelivery({ url: config.wakeUrl, token: config.wakeToken, timeoutMs: config.wakeTimeoutMs, connections: config.dispatchConcurrency }),
+    deliver: httpWakeDelivery({
+      url: config.wakeUrl,
+      token: config.wakeToken,
+      timeoutMs: config.wakeTimeoutMs,
+      connections: config.dispatchConcurrency,
+      tracing,
+    }),
     clock,
     logger,
     onAlarmCreated: (hint) => database.listen(alarmsChannel, hint),
@@ -61,6 +70,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     logger,
     handleSignals: options.handleSignals ?? true,
     shutdownSteps: [async () => stopNoncePurge(), () => (config.dispatcherEnabled ? dispatcher.stop() : Promise.resolve()), () => database.close()],
+    tracing,
   });
   // Only after the port is ours: a start that fails to listen must not have claimed alarms it will never fire.
   if (config.dispatcherEnabled) await dispatcher.start();

@@ -12,6 +12,7 @@
  *   BENCH_VARIANTS      0 skips the runs on other settings (front threads, embedded PGlite, the hold rail alone and in batches)
  *   BENCH_CHAIN         0 skips the runs with the vault live
  *   BENCH_HTTP_THREADS  front threads for the main runs (default 0: HTTP on the sequencer's thread)
+ *   BENCH_OBSERVE       0 skips what metrics and tracing cost (bench/observability.ts)
  * Then the same pays with front threads, on embedded PGlite, and the marketplace's hold rail, each on a fresh database;
  * then with the vault live on a local anvil node (every batch anchored), anchoring gas per batch and deposit-to-credit latency.
  */
@@ -28,6 +29,7 @@ import pg from 'pg';
 import { type ChainLiveResult, chainLiveRun } from './chain-live.ts';
 import { type LoadProcess, type RunResult, startLoadProcess } from './load-process.ts';
 import { type Cores, cpuAlign, cpuCells, cpuHeader, errorCount, measure, ms } from './measure.ts';
+import { benchObservability } from './observability.ts';
 import { benchServiceEnv, type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
 import { type VariantRun, variantRun } from './variants.ts';
 
@@ -42,6 +44,7 @@ const payeeCount = 200;
 const targets = { paysPerSecond: 5_000, p99Ms: 25, vsPgbench: 3, pglitePaysPerSecond: 2_000 };
 const runVariants = process.env.BENCH_VARIANTS !== '0';
 const runChain = process.env.BENCH_CHAIN !== '0';
+const runObserve = process.env.BENCH_OBSERVE !== '0';
 const pgbenchPath = process.env.PGBENCH ?? '/usr/bin/pgbench';
 const profileDir = process.env.BENCH_PROFILE;
 const mainThreads = Number(process.env.BENCH_HTTP_THREADS ?? 0);
@@ -141,6 +144,7 @@ try {
   if (variants.length > 0) printVariantTable(variants, bestPgbench.tps);
   const live = runChain ? await chainLiveRun({ adminUrl, seconds, concurrency: concurrencies.at(-1) ?? 512, warmUpMs, payers: payerCount }) : undefined;
   if (live) printChainTable(live);
+  if (runObserve) await benchObservability({ adminUrl, concurrency: 256, turnSeconds: Math.max(3, Math.round(seconds / 2)), rounds: 3, payers: payerCount });
   // The service's best configuration on PostgreSQL: HTTP on the sequencer's thread, or front threads.
   const threaded = variants.filter((v) => v.engine === 'postgres' && v.rail === 'pay');
   const best = [...threaded.map((v) => ({ rate: v.result.paysPerSecond, how: `${v.concurrency} in flight, ${v.threads} front threads` }))].reduce(

@@ -10,6 +10,7 @@ import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import { metricsPath, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -58,6 +59,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
   metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
 }
 
 /** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
@@ -134,6 +137,7 @@ export function buildApp(deps: AppDeps) {
     api: { title: serviceName, version: serviceVersion },
     ...(deps.metrics && { metrics: deps.metrics }),
     ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   retryAfterOnUnavailable(app);
   // First: a flood is refused before any token is checked or body read.

@@ -9,6 +9,8 @@ import { localBuckets } from '@platform/kit/http/rate-limit';
 import { repeatEvery, runAsMain, type StartedService, serve } from '@platform/kit/lifecycle';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
+import { tracingEnv } from '@platform/kit/observability/tracing-settings';
 import { secretFromSettingOrFile } from '@platform/kit/secret-file';
 import { buildApp, serviceName } from './app.ts';
 import { LiveChain } from './chain/live-chain.ts';
@@ -80,6 +82,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
   const reads = new LedgerReads({ db: database.db, clock, log, chain, sequencerKey: key.publicKeyHex });
   // Intents' signatures off the sequencer's thread; front threads, when there are some, check them on their own.
   const intentSignatures = config.httpThreads === 0 ? new Ed25519Worker() : undefined;
+  const tracing = await startTracing(env, serviceName);
   const app = buildApp({
     db: database.db,
     ping: () => database.ping(),
@@ -102,6 +105,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
     metrics,
     metricsToken: config.metricsToken,
     ...(intentSignatures ? { intentSignatures } : {}),
+    tracing,
   });
   const listener =
     config.httpThreads === 0
@@ -115,6 +119,8 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
             holdMaxSeconds: config.holdMaxSeconds,
             rates: config.rates,
             trustProxy: config.trustProxy,
+            // Each front thread traces as settlement too, with a provider of its own (a thread has its own SDK state).
+            tracingEnv: tracingEnv(env),
           },
           app,
           submit: (command) => sequencer.submit(command),
@@ -154,6 +160,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
       async () => intentSignatures?.close(),
       () => database.close(),
     ],
+    tracing,
   });
   sequencer.start();
   logger.info(

@@ -6,7 +6,9 @@ import type { TSchema } from 'typebox';
 import { FailureSchema, failure } from '../envelope.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import { installHttpMetrics, registerMetricsRoute } from '../observability/http-metrics.ts';
+import { installHttpTracing } from '../observability/http-tracing.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../observability/metrics.ts';
+import type { ServiceTracing } from '../observability/tracing.ts';
 import { installErrorHandling, logFailure, toServiceError } from './error-handler.ts';
 import { inputProblem } from './input-text.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
@@ -44,6 +46,8 @@ export interface CreateAppOptions {
    * its internal listener serves); by default requests are counted exactly when `metricsToken` is set.
    */
   countRequests?: boolean;
+  /** The service's tracing (`observability/tracing.ts`): a server span per request when it is on; absent or off, no hook is added. */
+  tracing?: ServiceTracing;
 }
 
 declare module 'fastify' {
@@ -95,6 +99,8 @@ export function createServiceApp(options: CreateAppOptions) {
     clientErrorHandler: (error, socket) => answerClientError(error, socket, envelope.render),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  // First, so every hook after it runs inside the request's span.
+  if (options.tracing?.enabled) installHttpTracing(app, options.tracing);
   const metrics = options.metrics ?? createServiceMetrics(options.api?.title ?? 'service');
   app.decorate('metrics', metrics);
   // Counted only where they are served: a service nobody scrapes pays no hook per request.

@@ -1,5 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
+import { startClientSpan } from '../observability/tracing.ts';
 
 type AnswerHeaders = Record<string, string | string[] | undefined>;
 
@@ -36,7 +37,8 @@ export interface JsonClientOptions {
  * JSON over HTTP(S) with kept-alive connections, for service-to-service calls on a hot path. It sends through
  * undici's dispatcher rather than node:http's client: measured on our 2-core machines at about half the CPU per
  * request of a node:http keep-alive agent (itself about 3× `fetch`'s requests per second; see ARCHITECTURE.md),
- * which is most of what a paid marketplace call spends beside its crypto.
+ * which is most of what a paid marketplace call spends beside its crypto. With tracing on, each request is a client
+ * span of the service making it and carries its `traceparent`.
  *
  * @example const client = createJsonClient({ maxSockets: 256, timeoutMs: 10_000 }); await client.request('POST', url, { body })
  */
@@ -59,6 +61,7 @@ export function createJsonClient(options: JsonClientOptions) {
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (text !== undefined) headers['content-type'] = 'application/json';
     const timeoutMs = init.timeoutMs ?? options.timeoutMs;
+    const span = startClientSpan(method, target, headers);
     return new Promise<JsonAnswer>((resolve, reject) => {
       // Settles once: a timeout, an oversized answer and a socket error can each arrive after another.
       let settled = false;
@@ -71,6 +74,7 @@ export function createJsonClient(options: JsonClientOptions) {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        span.end(undefined, error);
         reject(error instanceof JsonClientError ? error : new JsonClientError('network', `${method} ${target.origin}: ${(error as Error).message}`, error));
       };
       const timer = setTimeout(() => {
@@ -111,6 +115,7 @@ export function createJsonClient(options: JsonClientOptions) {
           } catch {
             json = undefined;
           }
+          span.end(status);
           resolve({ status, headers: answerHeaders, json, text: body });
         },
         onResponseError(_controller, error) {

@@ -5,6 +5,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { agentKeyFromSeed } from '@platform/client/agent-key';
 import { ConnectorClient } from '@platform/client/connector-client';
 import type { Env } from '@platform/kit/config';
+import { relayedTraceHeaders } from '@platform/kit/observability/trace-meta';
 import pino from 'pino';
 import { loadProxyConfig } from './proxy-config.ts';
 import { generateRegistry, parseRegistry, RegistryError, type ToolRegistry } from './registry.ts';
@@ -42,7 +43,9 @@ export async function runProxy(env: Env): Promise<StdioProxy> {
   const registry = loadRegistry(config.registryFile);
   const tools = new Map(registry.tools.map((tool) => [tool.name, tool]));
   const key = agentKeyFromSeed(config.agentKeyHex, config.agentUserId);
-  const client = new ConnectorClient({ baseUrl: config.connectorUrl, transportToken: config.transportToken, key });
+  // The daemon's tool call's trace context (in `_meta`) goes on to the connector as headers.
+  const relay = relayedTraceHeaders();
+  const client = new ConnectorClient({ baseUrl: config.connectorUrl, transportToken: config.transportToken, key, fetch: relay.fetch });
   const deps = { client, connectorUrl: config.connectorUrl, logger };
 
   const server = new Server({ name: 'platform-connector', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } });
@@ -50,7 +53,7 @@ export async function runProxy(env: Env): Promise<StdioProxy> {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = tools.get(request.params.name);
     if (tool === undefined) return { isError: true, content: [{ type: 'text', text: `no tool "${request.params.name}"; tools/list names them` }] };
-    return callRegistryTool(tool, request.params.arguments ?? {}, request.params._meta, deps);
+    return relay.run(request.params._meta, () => callRegistryTool(tool, request.params.arguments ?? {}, request.params._meta, deps));
   });
 
   let stopping: Promise<void> | undefined;

@@ -1,3 +1,4 @@
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { OAuthClient } from './settings.ts';
 
 /** What a token endpoint granted (RFC 6749 §5.1), with the expiry made absolute. */
@@ -77,7 +78,7 @@ export class TokenEndpoint {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(url, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(this.#timeoutMs) });
+      response = await tracedFetch(url, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(this.#timeoutMs) });
       text = await readCapped(response);
     } catch (error) {
       // Named by kind only: fetch's messages hold no body, but nothing here needs more than what happened.

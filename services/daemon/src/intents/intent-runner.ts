@@ -1,4 +1,5 @@
 import { ServiceError } from '@platform/kit/errors';
+import { type Context, captureTraceContext, runInTraceContext, type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { AsyncStrategy } from '../config.ts';
 import { type CancelReason, runIntent } from '../rail/rail.ts';
@@ -29,10 +30,14 @@ export class IntentRunner {
   readonly #endWaiters = new Map<string, (() => void)[]>();
   readonly #drain = new AbortController();
   readonly #finishedListeners: ((state: IntentState) => void)[] = [];
+  readonly #tracing: ServiceTracing;
+  /** The trace each queued intent was submitted in: its walk, later, is a span of that trace. */
+  readonly #submittedIn = new Map<string, Context>();
   #current: Run | undefined;
   #pumping: Promise<void> | undefined;
 
-  constructor(options: { book: IntentBook; rail: RailContext; logger: Logger; maxQueued: number }) {
+  constructor(options: { book: IntentBook; rail: RailContext; logger: Logger; maxQueued: number; tracing?: ServiceTracing }) {
+    this.#tracing = options.tracing ?? tracingOff;
     this.#book = options.book;
     this.#rail = options.rail;
     this.#logger = options.logger;
@@ -75,6 +80,8 @@ export class IntentRunner {
     if (strategy === 'enqueue' && this.#queue.length >= this.#maxQueued)
       throw new ServiceError('busy', `Busy: ${this.#queue.length} intents are already waiting (DAEMON_MAX_QUEUED_INTENTS)`);
     const state = await this.#book.create(prose, source);
+    const submittedIn = captureTraceContext();
+    if (submittedIn !== undefined) this.#submittedIn.set(state.id, submittedIn);
     if (strategy === 'interrupt') {
       this.#queue.unshift(state.id);
       if (this.#current) this.#stopCurrent({ reason: `interrupted by a newer message (intent ${state.id})`, by: 'interrupt' });
@@ -103,6 +110,7 @@ export class IntentRunner {
     } else {
       const index = this.#queue.indexOf(id);
       if (index >= 0) this.#queue.splice(index, 1);
+      this.#submittedIn.delete(id);
       await this.#book.append(id, 'intent.cancel', { reason, by: 'user' });
       this.#ended(id);
     }
@@ -144,8 +152,17 @@ export class IntentRunner {
         finish = resolve;
       });
       this.#current = run;
+      const submittedIn = this.#submittedIn.get(id);
+      this.#submittedIn.delete(id);
       try {
-        const outcome = await runIntent(this.#rail, id, { cancel: run.cancel.signal, drain: this.#drain.signal }, () => run.cancelReason);
+        // One span per walk, in the trace of the request that submitted the intent (a new trace for one resumed at start).
+        const outcome = await runInTraceContext(submittedIn, () =>
+          this.#tracing.span('intent', { attributes: { 'platform.intent.id': id }, root: submittedIn === undefined }, async (span) => {
+            const ended = await runIntent(this.#rail, id, { cancel: run.cancel.signal, drain: this.#drain.signal }, () => run.cancelReason);
+            span.setAttribute('platform.intent.status', this.#book.state(id)?.status ?? 'unknown');
+            return ended;
+          }),
+        );
         if (outcome === 'stopped') this.#queue.unshift(id);
       } catch (error) {
         // The journal could not be written (a full disk): the intent stays where its journal says, for the next start.

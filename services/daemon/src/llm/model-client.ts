@@ -3,6 +3,8 @@ import type * as Https from 'node:https';
 import { createRequire } from 'node:module';
 import type { Clock } from '@platform/kit/clock';
 import type { Slot } from '@platform/kit/model-labels';
+import { modelCallAttributes, modelUsageAttributes } from '@platform/kit/observability/gen-ai-spans';
+import { inSpan, type Span, SpanKind, startClientSpan } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { ServiceLink } from '../config.ts';
 import { type ContentReceiver, readStreamedAnswer } from './streamed-answer.ts';
@@ -96,11 +98,26 @@ export class ModelClient {
     return this.#gateway !== undefined;
   }
 
-  async complete(call: ModelCall): Promise<ModelAnswer> {
+  /**
+   * One model call, retries included, as one span (GenAI's `chat <model>`: the model, slot and limits asked, the tokens
+   * and cost the gateway reported); each attempt is an HTTP client span below it.
+   */
+  complete(call: ModelCall): Promise<ModelAnswer> {
+    const attributes = modelCallAttributes({
+      operation: 'chat',
+      model: call.model,
+      slot: call.slot,
+      maxTokens: call.maxTokens,
+      ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
+    });
+    return inSpan(`chat ${call.model}`, { kind: SpanKind.CLIENT, attributes }, (span) => this.#attempts(call, span));
+  }
+
+  async #attempts(call: ModelCall, span: Span): Promise<ModelAnswer> {
     if (this.#gateway === undefined) throw new ModelCallError(503, 'gateway_not_configured', 'no model gateway is configured: set PLATFORM_GATEWAY_URL', false);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#once(this.#gateway, call);
+        return await this.#once(this.#gateway, call, span);
       } catch (error) {
         const failure = error instanceof ModelCallError ? error : new ModelCallError(0, 'internal', String(error), false);
         if (!failure.retryable || attempt >= this.#retries || call.signal?.aborted) throw failure;
@@ -115,7 +132,7 @@ export class ModelClient {
     this.#agent.destroy();
   }
 
-  #once(gateway: ServiceLink, call: ModelCall): Promise<ModelAnswer> {
+  #once(gateway: ServiceLink, call: ModelCall, span: Span): Promise<ModelAnswer> {
     const body = JSON.stringify({
       model: call.model,
       messages: call.messages,
@@ -137,7 +154,17 @@ export class ModelClient {
     if (call.kindRoute) headers['x-platform-kind-route'] = call.kindRoute;
     const target = new URL(`${gateway.url}/chat/completions`);
     const client = target.protocol === 'https:' ? https : http;
-    return new Promise<ModelAnswer>((resolve, reject) => {
+    const attempt = startClientSpan('POST', target, headers);
+    let status: number | undefined;
+    return new Promise<ModelAnswer>((resolveAnswer, rejectAnswer) => {
+      const resolve = (answer: ModelAnswer) => {
+        attempt.end(status);
+        resolveAnswer(answer);
+      };
+      const reject = (error: ModelCallError) => {
+        attempt.end(status, error);
+        rejectAnswer(error);
+      };
       const stop = new AbortController();
       const finish = (outcome: () => void) => {
         if (stop.signal.aborted) return;
@@ -147,7 +174,9 @@ export class ModelClient {
         outcome();
       };
       const request = client.request(target, { method: 'POST', agent: this.#agent, headers }, (response) => {
-        const status = response.statusCode ?? 0;
+        status = response.statusCode ?? 0;
+        const cost = response.headers['x-platform-cost-credit'];
+        if (typeof cost === 'string') span.setAttributes(modelUsageAttributes({ costCredit: cost }));
         // A refusal is a JSON body even to a stream request; only a 2xx event stream is read as one.
         if (call.stream && status >= 200 && status < 300 && response.headers['content-type']?.startsWith('text/event-stream')) {
           readStreamedAnswer(response, call.model, call.stream).then(
@@ -166,7 +195,7 @@ export class ModelClient {
         response.on('error', (error) => finish(() => reject(new ModelCallError(0, 'network', `the gateway connection broke: ${error.message}`, true))));
         response.on('end', () =>
           finish(() => {
-            const outcome = answerOf(status, Buffer.concat(chunks).toString('utf8'), call.model);
+            const outcome = answerOf(status ?? 0, Buffer.concat(chunks).toString('utf8'), call.model, span);
             if (outcome instanceof ModelCallError) reject(outcome);
             else resolve(outcome);
           }),
@@ -191,12 +220,13 @@ export class ModelClient {
   }
 }
 
-/** The answer in a gateway response, or why there is none. */
-function answerOf(status: number, text: string, model: string): ModelAnswer | ModelCallError {
+/** The answer in a gateway response, or why there is none; the tokens it reports go on the call's span. */
+function answerOf(status: number, text: string, model: string, span: Span): ModelAnswer | ModelCallError {
   let parsed: {
     choices?: { message?: { content?: unknown } }[];
     model?: unknown;
     error?: { message?: unknown; code?: unknown };
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
   };
   try {
     parsed = JSON.parse(text);
@@ -204,6 +234,14 @@ function answerOf(status: number, text: string, model: string): ModelAnswer | Mo
     return new ModelCallError(status, 'bad_answer', `the gateway answered ${status} with a body that is not JSON`, status >= 500);
   }
   if (status >= 200 && status < 300) {
+    const { prompt_tokens: input, completion_tokens: output } = parsed.usage ?? {};
+    span.setAttributes(
+      modelUsageAttributes({
+        ...(typeof input === 'number' && { inputTokens: input }),
+        ...(typeof output === 'number' && { outputTokens: output }),
+        ...(typeof parsed.model === 'string' && { responseModel: parsed.model }),
+      }),
+    );
     const content = parsed.choices?.[0]?.message?.content;
     if (typeof content !== 'string') return new ModelCallError(status, 'bad_answer', 'the model answered without message content', true);
     return { content, model: typeof parsed.model === 'string' ? parsed.model : model };

@@ -1,3 +1,4 @@
+import { inSpan } from '@platform/kit/observability/tracing';
 import { isTerminal } from '../intents/intent-state.ts';
 import { ModelCallError } from '../llm/model-client.ts';
 import { compileStage } from './compile-stage.ts';
@@ -26,9 +27,10 @@ export async function runIntent(context: RailContext, id: string, signals: RunSi
     }
     if (signals.drain.aborted) return 'stopped';
     try {
-      if (state.status === 'drafting') await compileStage(context, state, signals);
-      else if (state.status === 'planning') await planStage(context, state, signals);
-      else await walkStage(context, state, signals);
+      // A span per stage of the rail (compile, plan, walk), under the intent's; a walk's steps have their own below it.
+      if (state.status === 'drafting') await inSpan('rail compile', stageAttributes('compile'), () => compileStage(context, state, signals));
+      else if (state.status === 'planning') await inSpan('rail plan', stageAttributes('plan'), () => planStage(context, state, signals));
+      else await inSpan('rail walk', stageAttributes('walk'), () => walkStage(context, state, signals));
     } catch (error) {
       // A cancel abandons the model call in flight; the loop records the cancel.
       if (signals.cancel.aborted) continue;
@@ -40,4 +42,8 @@ export async function runIntent(context: RailContext, id: string, signals: RunSi
       await context.book.append(id, 'intent.fail', { reason: 'internal', message: 'internal error' });
     }
   }
+}
+
+function stageAttributes(stage: 'compile' | 'plan' | 'walk') {
+  return { attributes: { 'platform.rail.stage': stage } };
 }

@@ -1,3 +1,4 @@
+import { inSpan } from '@platform/kit/observability/tracing';
 import type { IntentState, StepView } from '../intents/intent-state.ts';
 import { ModelCallError } from '../llm/model-client.ts';
 import type { ToolInfo } from '../tools/tool-types.ts';
@@ -44,15 +45,23 @@ export async function walkStage(context: RailContext, state: IntentState, signal
       await context.book.append(state.id, 'step.skipped', { node_id: id, reason });
       continue;
     }
+    // A span per step: a gate's covers the wait for the person's answer.
+    const stepSpan = {
+      attributes: { 'platform.step.id': id, 'platform.step.kind': step.kind, ...(step.tool === undefined ? {} : { 'gen_ai.tool.name': step.tool }) },
+    };
     if (step.kind === 'gate') {
-      if ((await gateStep(context, state, step, signals)) === 'stopped') return;
+      if ((await inSpan('rail step gate', stepSpan, () => gateStep(context, state, step, signals))) === 'stopped') return;
     } else if (step.kind === 'tool') {
-      const failure = await toolStep(context, state, step, tools);
+      const failure = await inSpan('rail step tool', stepSpan, async (span) => {
+        const failed = await toolStep(context, state, step, tools);
+        if (failed !== undefined) span.setAttribute('platform.step.failure', failed.slice(0, 500));
+        return failed;
+      });
       if (failure !== undefined) {
         await context.book.append(state.id, 'intent.fail', { reason: 'step_failed', message: `step "${step.title}" failed: ${failure}`, node_id: id });
         return;
       }
-    } else await modelStep(context, state, step, signals);
+    } else await inSpan('rail step model', stepSpan, () => modelStep(context, state, step, signals));
   }
   if (signals.cancel.aborted || signals.drain.aborted) return;
   const answer = await context.models.complete({

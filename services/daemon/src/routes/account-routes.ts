@@ -3,6 +3,7 @@ import { ServiceCallError } from '@platform/client/service-session';
 import { SettlementClient } from '@platform/client/settlement-client';
 import { invalidRequest } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import { Type } from 'typebox';
 import { Account, Alarm, Alarms, answers, Holds, Spend } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -107,7 +108,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: RouteDeps): void {
       const headers: Record<string, string> = { 'x-platform-actor-did': deps.identity.did };
       if (gateway.token !== '') headers.authorization = `Bearer ${gateway.token}`;
       const usage = await asAgent('the gateway', async () => {
-        const response = await fetch(`${gateway.url}/usage${query.size > 0 ? `?${query}` : ''}`, { headers, signal: AbortSignal.timeout(10_000) });
+        const response = await tracedFetch(`${gateway.url}/usage${query.size > 0 ? `?${query}` : ''}`, { headers, signal: AbortSignal.timeout(10_000) });
         const body = (await response.json().catch(() => undefined)) as { error?: { message?: string; code?: string } } | undefined;
         if (!response.ok)
           throw new ServiceCallError(response.status, body?.error?.code ?? 'invalid_request', body?.error?.message ?? `answered ${response.status}`);

@@ -1,5 +1,6 @@
 import { ServiceCallError } from '@platform/client/service-session';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import { Type } from 'typebox';
 import { answers, Forgotten, Memories } from './responses.ts';
 import type { RouteDeps } from './route-deps.ts';
@@ -17,7 +18,7 @@ export function registerMemoryRoutes(app: ServiceApp, deps: RouteDeps): void {
     if (memory.token !== '') headers.authorization = `Bearer ${memory.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     return asAgent('the memory server', async () => {
-      const response = await fetch(`${memory.url}${path}`, {
+      const response = await tracedFetch(`${memory.url}${path}`, {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { confirmationDigest, confirmMetaKey, connectorToolMetaKey } from '@platform/kit/connector-confirmation';
+import { traceCarrier, tracedFetch } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { AgentIdentity } from '../identity/agent-identity.ts';
 import type { McpServerSetting } from './mcp-server-settings.ts';
@@ -95,7 +96,10 @@ export class McpToolProvider implements ToolProvider {
     let result: { content?: unknown; structuredContent?: unknown; isError?: unknown };
     // Only after the user approved this step's gate, and over exactly the arguments sent: the server checks the digest.
     const confirm = context.approved === true ? tool.confirmation : undefined;
-    const meta = confirm ? { _meta: { [confirmMetaKey]: { tool: confirm.tool, digest: confirmationDigest(confirm.connector, confirm.tool, args) } } } : {};
+    // Over stdio there are no headers: the tool call's trace context travels in `_meta` (kit trace-meta.ts).
+    const trace = this.#endpoint.transport === 'stdio' ? traceCarrier() : undefined;
+    const confirmation = confirm ? { [confirmMetaKey]: { tool: confirm.tool, digest: confirmationDigest(confirm.connector, confirm.tool, args) } } : undefined;
+    const meta = confirmation || trace ? { _meta: { ...confirmation, ...trace } } : {};
     try {
       result = (await client.callTool({ name: tool.remoteName, arguments: args, ...meta }, undefined, {
         signal: context.signal,
@@ -137,7 +141,8 @@ export class McpToolProvider implements ToolProvider {
     const endpoint = this.#endpoint;
     if (endpoint.transport === 'http') {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } }), {
+      // tracedFetch: each MCP request is a client span of the tool call and carries its traceparent.
+      await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch: tracedFetch }), {
         timeout: this.#timeoutMs,
       });
     } else {

@@ -1,4 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
+import { toolCallAttributes } from '@platform/kit/observability/gen-ai-spans';
+import { inSpan, SpanStatusCode } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config.ts';
 import type { AgentIdentity } from '../identity/agent-identity.ts';
@@ -48,7 +50,16 @@ export class ToolCatalogue {
   }
 
   /** Runs a tool; a failure of the server or the call is an outcome with a readable error, never a throw. */
-  async call(tool: ToolInfo, args: Record<string, unknown>, context: ToolCallContext): Promise<ToolOutcome> {
+  call(tool: ToolInfo, args: Record<string, unknown>, context: ToolCallContext): Promise<ToolOutcome> {
+    // A span per tool call (GenAI's execute_tool), failed when the outcome is a failure.
+    return inSpan(`execute_tool ${tool.name}`, { attributes: toolCallAttributes(tool) }, async (span) => {
+      const outcome = await this.#call(tool, args, context);
+      if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.slice(0, 500) });
+      return outcome;
+    });
+  }
+
+  async #call(tool: ToolInfo, args: Record<string, unknown>, context: ToolCallContext): Promise<ToolOutcome> {
     const provider = this.providers.find((candidate) => candidate.server === tool.server);
     if (provider === undefined) return { ok: false, error: `no server ${tool.server}` };
     // The timeout runs on the injected clock, so a test moves time instead of waiting for it.

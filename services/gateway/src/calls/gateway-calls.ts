@@ -1,4 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
+import { modelCallAttributes, modelUsageAttributes } from '@platform/kit/observability/gen-ai-spans';
+import { inSpan, SpanKind } from '@platform/kit/observability/tracing';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewaySettings } from '../config.ts';
@@ -6,7 +8,7 @@ import type { LedgerKind } from '../db/schema.ts';
 import { badRequest, GatewayError } from '../http/openai-errors.ts';
 import { callerHeadersOf, type PlatformHeaders } from '../http/platform-headers.ts';
 import { formatCredit } from '../metering/credit.ts';
-import type { Debit, Meter, MeteredCall, Reservation } from '../metering/meter.ts';
+import type { Debit, Meter, MeteredCall, Reservation, Usage } from '../metering/meter.ts';
 import { type Projection, projectChat, projectEmbedding } from '../metering/projection.ts';
 import type { CallOutcome, GatewayMetrics, UpstreamErrorKind } from '../metrics.ts';
 import { isModelId, type ModelPolicy } from '../models/model-policy.ts';
@@ -31,9 +33,17 @@ export interface GatewayCallDeps {
   metrics: GatewayMetrics;
 }
 
+/** How a served call ended (its metrics' outcome) and the usage the upstream reported (its span's tokens). */
+interface Served {
+  outcome: CallOutcome;
+  usage: Usage | undefined;
+}
+
 /** One call as planned from its request, before anything is reserved or sent. */
 interface Plan {
   headers: PlatformHeaders;
+  /** As the caller named it. */
+  model: string;
   kind: LedgerKind;
   path: UpstreamPath;
   stream: boolean;
@@ -123,10 +133,11 @@ export class GatewayCalls {
     const upstream = this.#deps.upstream;
     if (!upstream) throw notConfigured;
     const raw = rawBodyOf(request);
-    const path = kind === 'chat' ? '/chat/completions' : '/embeddings';
+    const path: UpstreamPath = kind === 'chat' ? '/chat/completions' : '/embeddings';
+    const base = { headers, model: body.model, kind, path, stream, upstream };
     if (headers.byo) {
       const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage: false, addMaxTokens: undefined });
-      return { headers, kind, path, stream, upstream, apiKey: userKey as string, body: forwarded, hideUsageChunk: false, metering: undefined };
+      return { ...base, apiKey: userKey as string, body: forwarded, hideUsageChunk: false, metering: undefined };
     }
     const decision = kind === 'chat' ? policy.decideChat(headers.slot, body.model) : policy.decideEmbedding(body.model);
     if (!decision.allowed) throw new GatewayError(403, 'permission_error', 'model_not_whitelisted', decision.reason, { param: 'model' });
@@ -142,17 +153,7 @@ export class GatewayCalls {
     const addIncludeUsage = stream && (body as ChatBody).stream_options?.include_usage !== true;
     const forwarded = upstreamBody(raw, body, { naming: settings.upstreamModelNaming, addIncludeUsage, addMaxTokens: projection.addMaxTokens });
     const call: MeteredCall = { headers, model: body.model, kind, streamed: stream, card, price };
-    return {
-      headers,
-      kind,
-      path,
-      stream,
-      upstream,
-      apiKey: settings.upstreamApiKey,
-      body: forwarded,
-      hideUsageChunk: addIncludeUsage,
-      metering: { call, projection },
-    };
+    return { ...base, apiKey: settings.upstreamApiKey, body: forwarded, hideUsageChunk: addIncludeUsage, metering: { call, projection } };
   }
 
   async #serve(plan: Plan, model: string, reply: FastifyReply): Promise<CallOutcome> {
@@ -160,9 +161,27 @@ export class GatewayCalls {
       throw new GatewayError(503, 'service_unavailable', 'overloaded', `the gateway is serving ${this.#inFlight} calls (GATEWAY_MAX_IN_FLIGHT); retry shortly`);
     this.#inFlight++;
     let reservation: Reservation | undefined;
+    const operation = plan.kind === 'chat' ? 'chat' : 'embeddings';
     try {
-      if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
-      return plan.stream ? await this.#stream(plan, model, reservation, reply) : await this.#whole(plan, model, reservation, reply);
+      // The model call's span (GenAI conventions): what was asked, then the tokens the answer used and what they cost.
+      return await inSpan(
+        `${operation} ${plan.model}`,
+        { kind: SpanKind.CLIENT, attributes: modelCallAttributes({ operation, model: plan.model, slot: plan.headers.slot }) },
+        async (span) => {
+          if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
+          const served = plan.stream ? await this.#stream(plan, model, reservation, reply) : await this.#whole(plan, model, reservation, reply);
+          const usage = served.usage;
+          if (usage !== undefined)
+            span.setAttributes(
+              modelUsageAttributes({
+                inputTokens: usage.inputTokens,
+                outputTokens: usage.outputTokens,
+                ...(reservation && { costCredit: formatCredit(reservation.costOf(usage)) }),
+              }),
+            );
+          return served.outcome;
+        },
+      );
     } finally {
       // Anything that ended before booking (a refusal, a timeout, an error) gives the reservation back.
       if (reservation && !reservation.closed) reservation.release();
@@ -170,7 +189,7 @@ export class GatewayCalls {
     }
   }
 
-  async #whole(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
+  async #whole(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<Served> {
     const { metrics } = this.#deps;
     const sentAt = performance.now();
     const answer = await plan.upstream.call(plan.path, plan.body, plan.apiKey).catch((error: unknown) => {
@@ -181,7 +200,7 @@ export class GatewayCalls {
     if (answer.status < 200 || answer.status > 299) return this.#forwardRefusal(answer, model, reservation, reply);
     if (!reservation) {
       reply.status(answer.status).type(answer.contentType).send(answer.body);
-      return 'ok';
+      return { outcome: 'ok', usage: undefined };
     }
     const usage = usageOfBody(answer.body);
     if (!usage) this.#deps.logger.warn({ model: plan.metering?.call.model }, 'upstream answer without usage: charged at its reservation');
@@ -197,10 +216,10 @@ export class GatewayCalls {
     // database that stalls for a moment does not turn into 503s for calls the leased budget can serve. Bookings stay
     // bounded (an actor's next grant waits behind its bookings), and shutdown waits for them (app.ts).
     booking.catch((error: unknown) => this.#deps.logger.error({ err: error }, 'could not book a call'));
-    return 'ok';
+    return { outcome: 'ok', usage };
   }
 
-  async #stream(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
+  async #stream(plan: Plan, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<Served> {
     const { drains, clock, settings, logger, metrics } = this.#deps;
     const sentAt = performance.now();
     const failed = (error: unknown): never => {
@@ -227,15 +246,15 @@ export class GatewayCalls {
     });
     if (end.upstreamEnded) metrics.upstreamTime(model, (performance.now() - sentAt) / 1000);
     if (end.upstreamFailure) metrics.upstreamError(model, end.upstreamFailure);
-    return streamOutcome(end);
+    return { outcome: streamOutcome(end), usage: end.usage };
   }
 
   /** A non-2xx answer goes back as it came, status and body, and costs nothing. */
-  async #forwardRefusal(answer: CollectedAnswer, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<CallOutcome> {
+  async #forwardRefusal(answer: CollectedAnswer, model: string, reservation: Reservation | undefined, reply: FastifyReply): Promise<Served> {
     reservation?.release();
     this.#deps.metrics.upstreamError(model, statusKind(answer.status));
     reply.status(answer.status).type(answer.contentType).send(answer.body);
-    return 'upstream_refused';
+    return { outcome: 'upstream_refused', usage: undefined };
   }
 
   /** An exchange that failed before its answer was whole (the 502 or 504 the caller gets). */

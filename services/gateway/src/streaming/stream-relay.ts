@@ -44,6 +44,8 @@ export interface StreamEnd {
   upstreamFailure: 'timeout' | 'unreachable' | 'stream_error' | undefined;
   /** Whether the upstream's answer ran to its end (whole, or on its error event) rather than failing or being cut. */
   upstreamEnded: boolean;
+  /** The usage the upstream reported, if any (for the call's span). */
+  usage: Usage | undefined;
 }
 
 // The drain timer's abort reason; without one, abort() builds a DOMException with a stack for every stream.
@@ -63,7 +65,7 @@ const maxPendingChars = 4 * 1024 * 1024;
  *   and at most GATEWAY_MAX_DRAINS at once, to learn the usage and debit it; no usage by then, no free drain slot, or
  *   the upstream failing: charge the reservation. Leaving early never makes an answer free.
  *
- * Resolves once the call is booked and the client's response has ended, with how it ended.
+ * Resolves once the call is booked and the client's response has ended, with how it ended and the usage reported.
  */
 export function relayStream(args: StreamRelayArgs): Promise<StreamEnd> {
   return new Promise<StreamEnd>((resolve) => new StreamRelay(args, resolve).start());
@@ -201,7 +203,12 @@ class StreamRelay {
       this.#giveDrainSlot?.();
       if (wasRelaying && !client.destroyed) client.end(this.#doneEvent);
       logger.debug({ outcome, usage: this.#usage }, 'stream ended');
-      this.#resolve({ outcome, upstreamFailure: this.#upstreamFailure ?? (this.#upstreamError ? 'stream_error' : undefined), upstreamEnded });
+      this.#resolve({
+        outcome,
+        upstreamFailure: this.#upstreamFailure ?? (this.#upstreamError ? 'stream_error' : undefined),
+        upstreamEnded,
+        usage: this.#usage,
+      });
     }
   }
 }

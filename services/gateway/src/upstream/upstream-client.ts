@@ -1,4 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
+import { startClientSpan } from '@platform/kit/observability/tracing';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../http/openai-errors.ts';
 import { Watchdog } from './watchdog.ts';
@@ -67,6 +68,7 @@ export function upstreamFailure(error: unknown, timeoutMs: number): GatewayError
  * one origin): about half the client CPU per request of node:http's keep-alive agent (see ARCHITECTURE.md, the kit's
  * JSON client), and the answer streams as it arrives. One timeout covers the whole exchange: no headers, body byte
  * or stream chunk for `timeoutMs` ends it (undici's own header and body timers are off, so the injected clock rules).
+ * With tracing on, each exchange is a client span, to the answer's last byte, and carries its `traceparent`.
  */
 export class UpstreamClient {
   readonly #base: URL;
@@ -90,12 +92,15 @@ export class UpstreamClient {
       accept: 'application/json, text/event-stream',
     };
     if (apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
+    const fullPath = `${this.#base.pathname === '/' ? '' : this.#base.pathname}${path}`;
+    const span = startClientSpan('POST', `${this.#base.origin}${fullPath}`, headers);
     return new Promise<UpstreamExchange>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let exchange: Exchange | undefined;
       let failedEarly: Error | undefined;
       // Once the headers are in, a failure (a timeout included, as UpstreamTimeout) goes to the exchange's reader.
       const fail = (error: Error) => {
+        span.end(exchange?.status, error);
         watchdog.stop();
         if (exchange) exchange.finish(error);
         else if (!failedEarly) {
@@ -110,7 +115,7 @@ export class UpstreamClient {
         controller?.abort(timeout);
       });
       this.#pool.dispatch(
-        { path: `${this.#base.pathname === '/' ? '' : this.#base.pathname}${path}`, method: 'POST', headers, body },
+        { path: fullPath, method: 'POST', headers, body },
         {
           onRequestStart(started) {
             controller = started;
@@ -127,6 +132,7 @@ export class UpstreamClient {
             exchange?.push(chunk);
           },
           onResponseEnd() {
+            span.end(exchange?.status);
             watchdog.stop();
             exchange?.finish();
           },

@@ -1,4 +1,5 @@
 import { ServiceError } from '@platform/kit/errors';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { EmbeddingSettings } from '../config.ts';
 
 /** Turns texts into vectors of one fixed length, in order. */
@@ -24,7 +25,7 @@ export function openAiEmbedder(settings: EmbeddingSettings): Embedder {
       if (texts.length === 0) return [];
       let response: Response;
       try {
-        response = await fetch(`${settings.url}/embeddings`, {
+        response = await tracedFetch(`${settings.url}/embeddings`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',

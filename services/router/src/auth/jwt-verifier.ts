@@ -1,5 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import type { IdentityProviderSettings } from '../config.ts';
@@ -97,7 +98,7 @@ export class JwtVerifier {
   async #discover(): Promise<void> {
     if (this.#keys !== undefined) return;
     try {
-      const response = await fetch(`${this.#settings.url}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5_000) });
+      const response = await tracedFetch(`${this.#settings.url}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5_000) });
       if (!response.ok) throw new Error(`discovery answered ${response.status}`);
       const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown; authorization_endpoint?: unknown; token_endpoint?: unknown };
       if (typeof document.jwks_uri !== 'string' || typeof document.issuer !== 'string') throw new Error('the discovery document has no issuer or jwks_uri');
@@ -116,7 +117,7 @@ export class JwtVerifier {
   }
 
   async #fetchKeys(): Promise<void> {
-    const response = await fetch(this.#jwksUri as string, { signal: AbortSignal.timeout(5_000) });
+    const response = await tracedFetch(this.#jwksUri as string, { signal: AbortSignal.timeout(5_000) });
     if (!response.ok) throw new Error(`the JWKS answered ${response.status}`);
     this.#keys = createLocalJWKSet((await response.json()) as JSONWebKeySet);
     this.#fetchedAt = this.#clock.now().getTime();

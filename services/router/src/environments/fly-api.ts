@@ -1,3 +1,5 @@
+import { tracedFetch } from '@platform/kit/observability/tracing';
+
 /** The parts of Fly's Machines REST API the provider uses (https://fly.io/docs/machines/api/), with their shapes. */
 export interface FlyMachine {
   id: string;
@@ -67,7 +69,7 @@ export class FlyApi {
   }
 
   async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.#base}${path}`, {
+    const response = await tracedFetch(`${this.#base}${path}`, {
       method,
       headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -1,5 +1,6 @@
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
+import { inSpan } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { WakeMetrics } from '../metrics.ts';
 import { byDeadline, late } from './deadline.ts';
@@ -74,7 +75,10 @@ export class WakeCoordinator {
     // A daemon the provider has started is not yet one that answers: until the probe says so, requests join the wake.
     if (address !== undefined && this.#verified.get(user.id) === address) return { address, coldStartMs: undefined };
     this.#verified.delete(user.id);
-    const flight = this.#wakes.join(user.id, () => this.#counted(user, deadline));
+    // One span for the start and the probes, in the trace of the request that began the wake.
+    const flight = this.#wakes.join(user.id, () =>
+      inSpan('environment wake', { attributes: { 'platform.environment.provider': this.#provider.name } }, () => this.#counted(user, deadline)),
+    );
     if (flight === undefined) throw wakeRefusal(`too many requests are waiting for this environment to start (ROUTER_MAX_WAITERS); retry shortly`, 2);
     return flight;
   }

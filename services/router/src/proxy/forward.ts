@@ -1,6 +1,7 @@
 import type { Agent, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Clock } from '@platform/kit/clock';
+import { startClientSpan } from '@platform/kit/observability/tracing';
 import type { ProxyTiming } from '../metrics.ts';
 
 // node:http through require: an ES import builds the module's whole namespace, which loads undici (see ARCHITECTURE.md).
@@ -92,30 +93,32 @@ function responseHeaders(upstream: IncomingMessage, added: Record<string, string
  * Streams a request to the upstream and its answer back, both ways without buffering (bodies and SSE flow as they
  * arrive). Headers go to the client only once the upstream has answered, so a failure before that can still be a
  * clean error. A client that leaves ends the upstream request; an upstream that fails after answering cuts the client.
+ * With tracing on it is a client span of the router's request, and the upstream gets that span's `traceparent` in
+ * place of the client's (the router's span sits between them).
  */
 export function forward(request: IncomingMessage, response: ServerResponse, target: ForwardTarget, options: ForwardOptions): void {
   let ended = false;
-  const end = () => {
+  let status: number | undefined;
+  const end = (error?: Error) => {
     if (ended) return;
     ended = true;
     watchdog.stop();
+    span.end(status, error);
     options.onEnd();
   };
+  const method = request.method ?? 'GET';
+  const headers = requestHeaders(request, target);
+  const host = target.hostname.includes(':') ? `[${target.hostname}]` : target.hostname;
+  const span = startClientSpan(method, `http://${host}:${target.port}${target.path}`, headers);
   const sentAt = performance.now();
-  const upstream = http.request({
-    hostname: target.hostname,
-    port: target.port,
-    method: request.method,
-    path: target.path,
-    headers: requestHeaders(request, target),
-    agent: options.agent,
-  });
+  const upstream = http.request({ hostname: target.hostname, port: target.port, method, path: target.path, headers, agent: options.agent });
   const watchdog = idleWatchdog(options.clock, options.idleTimeoutMs, () =>
     upstream.destroy(new Error(`no byte for ${options.idleTimeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)),
   );
   request.on('data', watchdog.touch);
   upstream.on('response', (answer) => {
     options.timing?.answered((performance.now() - sentAt) / 1000);
+    status = answer.statusCode;
     watchdog.touch();
     answer.on('data', watchdog.touch);
     response.writeHead(answer.statusCode ?? 502, responseHeaders(answer, options.responseHeaders));
@@ -123,7 +126,7 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
     response.flushHeaders();
     answer.pipe(response);
     answer.on('error', () => response.destroy());
-    answer.on('end', end);
+    answer.on('end', () => end());
   });
   upstream.on('error', (error) => {
     if (!response.headersSent) {
@@ -132,11 +135,14 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
       options.onFailureBeforeAnswer(error);
     } else response.destroy();
     end();
+    if (!response.headersSent) options.onFailureBeforeAnswer(error);
+    else response.destroy();
+    end(error);
   });
   response.on('close', () => {
     // The client left before the end: nobody will read the rest, so the daemon need not write it.
     if (!response.writableFinished) upstream.destroy();
-    end();
+    end(response.writableFinished ? undefined : new Error('the client left before the answer ended'));
   });
   request.pipe(upstream);
 }

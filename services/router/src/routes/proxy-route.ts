@@ -1,5 +1,6 @@
 import { failure } from '@platform/kit/envelope';
 import { ServiceError } from '@platform/kit/errors';
+import { inSpan } from '@platform/kit/observability/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.ts';
 import type { EnvironmentUser } from '../environments/provider.ts';
@@ -23,7 +24,12 @@ export function environmentUser(row: UserRow): EnvironmentUser {
 export async function readyAndActive(deps: RouteDeps, user: EnvironmentUser, deadline: number): Promise<Awaited<ReturnType<RouteDeps['wake']['ready']>>> {
   deps.activity.begin(user.id);
   try {
-    return await deps.wake.ready(user, deadline);
+    // A span of its own: the wait for a cold start is where a slow first request spends its time.
+    return await inSpan('environment ready', {}, async (span) => {
+      const ready = await deps.wake.ready(user, deadline);
+      span.setAttribute('platform.cold_start', ready.coldStartMs !== undefined);
+      return ready;
+    });
   } catch (error) {
     deps.activity.end(user.id);
     throw error;

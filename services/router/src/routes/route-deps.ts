@@ -1,6 +1,7 @@
 import type { Agent } from 'node:http';
 import type { Clock } from '@platform/kit/clock';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { JwtVerifier } from '../auth/jwt-verifier.ts';
 import type { RouterConfig } from '../config.ts';
@@ -38,4 +39,6 @@ export interface RouteDeps {
   serviceMetrics: ServiceMetrics;
   /** Keep-alive sockets to the daemons and to the gateway. */
   agents: { environments: Agent; gateway: Agent };
+  /** The router's tracing: both listeners' server spans (the proxy's and the wake's client spans follow the active one). */
+  tracing: ServiceTracing;
 }

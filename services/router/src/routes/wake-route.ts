@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseDid } from '@platform/kit/auth/did';
 import { invalidRequest, ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import { validatedByHandler } from '@platform/kit/wire-schemas';
 import { Type } from 'typebox';
 import type { WakeDeliveryOutcome } from '../metrics.ts';
@@ -78,7 +79,7 @@ export async function registerWakeRoute(app: ServiceApp, deps: RouteDeps): Promi
           const user = environmentUser(await deps.access.activeUser(userId, deadline));
           const ready = await readyAndActive(deps, user, deadline);
           try {
-            const answer = await fetch(`${ready.address}/wake`, {
+            const answer = await tracedFetch(`${ready.address}/wake`, {
               method: 'POST',
               headers: { 'content-type': 'application/json', 'idempotency-key': key, authorization: `Bearer ${deps.daemonToken(userId)}` },
               body: JSON.stringify(request.body),

@@ -2,6 +2,7 @@ import type { PrincipalClaims } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { uuidv7 } from '@platform/kit/ids';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { WakeBody } from './wake-delivery.ts';
 
@@ -44,7 +45,7 @@ export function httpWakeCheck(options: { url: string; token: string; timeoutMs: 
     if (options.token !== '') headers.authorization = `Bearer ${options.token}`;
     let answer: { status: number; message: string };
     try {
-      const response = await fetch(options.url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(options.timeoutMs) });
+      const response = await tracedFetch(options.url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(options.timeoutMs) });
       answer = { status: response.status, message: failureMessage(await response.text()) };
     } catch (error) {
       options.logger.warn({ did: principal.did, err: error }, 'could not check that the alarm’s agent takes its wakes; made it anyway');

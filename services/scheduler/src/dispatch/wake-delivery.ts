@@ -1,3 +1,4 @@
+import { type ServiceTracing, SpanKind, SpanStatusCode, startClientSpan } from '@platform/kit/observability/tracing';
 import { type Dispatcher, Pool } from 'undici';
 import type { FireResult, WakeFailureReason } from '../alarms/fire-outcome.ts';
 
@@ -28,6 +29,8 @@ export interface WakePosterOptions {
   connections?: number;
   /** Wakes sent on one connection before the first answer comes back (HTTP/1.1 pipelining); 1 (off) by default. */
   pipelining?: number;
+  /** The scheduler's tracing: each fire starts a trace (the router's wake and the daemon's turn join it); absent or off, nothing is added. */
+  tracing?: ServiceTracing;
 }
 
 export interface WakePoster {
@@ -50,6 +53,7 @@ export function createWakePoster(options: WakePosterOptions): WakePoster {
   const pool = new Pool(target.origin, { connections: options.connections ?? 128, pipelining: options.pipelining ?? 1, headersTimeout: 0, bodyTimeout: 0 });
   const bearer = options.token === '' ? undefined : `Bearer ${options.token}`;
   const timedOut = `wake receiver did not answer within ${options.timeoutMs} ms`;
+  const traced = options.tracing?.enabled === true;
   return {
     post(body, idempotencyKey) {
       // Flat header lists: undici copies them as they are, with no object to build or walk per wake.
@@ -57,8 +61,19 @@ export function createWakePoster(options: WakePosterOptions): WakePoster {
         bearer === undefined
           ? ['content-type', 'application/json', 'idempotency-key', idempotencyKey]
           : ['content-type', 'application/json', 'idempotency-key', idempotencyKey, 'authorization', bearer];
+      if (!traced)
+        return new Promise<FireResult>((resolve) => {
+          pool.dispatch({ path, method: 'POST', headers, body, idempotent: true }, new WakeExchange(resolve, options.timeoutMs, timedOut));
+        });
+      const carrier: Record<string, string> = {};
+      const span = startClientSpan('POST', target, carrier);
+      for (const [name, value] of Object.entries(carrier)) headers.push(name, value);
       return new Promise<FireResult>((resolve) => {
-        pool.dispatch({ path, method: 'POST', headers, body, idempotent: true }, new WakeExchange(resolve, options.timeoutMs, timedOut));
+        const settle = (result: FireResult, status: number) => {
+          span.end(status === 0 ? undefined : status, result.ok || status !== 0 ? undefined : new Error(result.error));
+          resolve(result);
+        };
+        pool.dispatch({ path, method: 'POST', headers, body, idempotent: true }, new WakeExchange(settle, options.timeoutMs, timedOut));
       });
     },
     close: () => pool.destroy(),
@@ -69,7 +84,20 @@ export function createWakePoster(options: WakePosterOptions): WakePoster {
 export function httpWakeDelivery(options: WakePosterOptions): DeliverWake {
   const poster = createWakePoster(options);
   // The key is the same for every attempt of one occurrence, so a receiver can drop repeats.
-  return (wake) => poster.post(JSON.stringify(wake), `${wake.alarm_id}:${wake.scheduled_for}`);
+  const deliver: DeliverWake = (wake) => poster.post(JSON.stringify(wake), `${wake.alarm_id}:${wake.scheduled_for}`);
+  const tracing = options.tracing;
+  if (tracing === undefined || !tracing.enabled) return deliver;
+  // A fire begins a trace of its own: the request that made the alarm ended long ago.
+  return (wake) =>
+    tracing.span(
+      'alarm fire',
+      { root: true, kind: SpanKind.PRODUCER, attributes: { 'platform.alarm.id': wake.alarm_id, 'platform.alarm.attempt': wake.attempt } },
+      async (span) => {
+        const result = await deliver(wake);
+        if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
+        return result;
+      },
+    );
 }
 
 const ok: FireResult = Object.freeze({ ok: true });
@@ -85,14 +113,15 @@ function expire(exchange: WakeExchange): void {
 
 /** One wake's exchange: settles once, whichever of the answer, an error or the timeout comes first. */
 class WakeExchange implements Dispatcher.DispatchHandler {
-  readonly #resolve: (result: FireResult) => void;
+  /** With the answer's status, 0 when none came. */
+  readonly #resolve: (result: FireResult, status: number) => void;
   readonly #timer: NodeJS.Timeout;
   readonly #timedOut: string;
   #controller: Dispatcher.DispatchController | undefined;
   #status = 0;
   #settled = false;
 
-  constructor(resolve: (result: FireResult) => void, timeoutMs: number, timedOut: string) {
+  constructor(resolve: (result: FireResult, status: number) => void, timeoutMs: number, timedOut: string) {
     this.#resolve = resolve;
     this.#timedOut = timedOut;
     this.#timer = setTimeout(expire, timeoutMs, this);
@@ -129,7 +158,7 @@ class WakeExchange implements Dispatcher.DispatchHandler {
     if (this.#settled) return false;
     this.#settled = true;
     clearTimeout(this.#timer);
-    this.#resolve(result);
+    this.#resolve(result, this.#status);
     return true;
   }
 }

@@ -4,6 +4,7 @@ import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app
 import { rateLimit, type TakeResult } from '@platform/kit/http/rate-limit';
 import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import { type ServiceTracing, traceCarrier } from '@platform/kit/observability/tracing';
 import type { PortRpc } from '@platform/kit/threads/port-rpc';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -34,6 +35,8 @@ export interface FrontAppDeps {
   trustProxy: boolean;
   /** This thread's HTTP metrics (relayed requests are counted by the app that answers them). */
   metrics?: ServiceMetrics;
+  /** This thread's tracing: its requests' server spans; a relayed request's span in the sequencer thread is their child. */
+  tracing?: ServiceTracing;
 }
 
 const relayUrl = '/*';
@@ -50,6 +53,7 @@ export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: F
     trustProxy: deps.trustProxy,
     api: undefined,
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.tracing && { tracing: deps.tracing }),
   });
   retryAfterOnUnavailable(app);
   const classify = rateClassFor(deps.transportToken);
@@ -88,7 +92,8 @@ function registerRelay(app: ServiceApp, main: PortRpc): void {
       // Counted once, under its own route template, by the sequencer thread's app that answers it.
       config: { httpMetrics: false },
       handler: async (request, reply) => {
-        const headers = { ...request.headers };
+        // This thread's span in place of the caller's: the answering app's span is its child.
+        const headers = { ...request.headers, ...traceCarrier() };
         delete headers['transfer-encoding'];
         const relayed: RelayedRequest = {
           method: request.method,

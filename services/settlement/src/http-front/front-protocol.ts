@@ -9,6 +9,8 @@ export interface FrontSettings {
   holdMaxSeconds: number;
   rates: { read: RateSetting; write: RateSetting; auth: RateSetting };
   trustProxy: boolean;
+  /** The service's OTEL_* settings: the thread starts its own tracing from them (none: off). */
+  tracingEnv?: Record<string, string>;
 }
 
 /** A request a front thread does not answer itself, as it arrived. */

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '@platform/kit/clock';
 import { createLogger } from '@platform/kit/logger';
 import { createServiceMetrics } from '@platform/kit/observability/metrics';
+import { startTracing } from '@platform/kit/observability/tracing';
 import { PortRpc } from '@platform/kit/threads/port-rpc';
 import { serviceName } from '../app.ts';
 import { buildFrontApp, type FrontStreams } from './front-app.ts';
@@ -17,6 +18,7 @@ const settings = workerData as FrontSettings;
 const logger = createLogger({ level: settings.logLevel, service: serviceName });
 // This thread's HTTP metrics: the sequencer thread asks for them at each scrape and sums them into its own.
 const metrics = createServiceMetrics(serviceName);
+const tracing = await startTracing(settings.tracingEnv ?? {}, serviceName);
 let streams: FrontStreams | undefined;
 const main = new PortRpc(parentPort, {
   listen: async ({ host, port }: { host: string; port: number }) => {
@@ -25,7 +27,10 @@ const main = new PortRpc(parentPort, {
     const address = app.server.address();
     return typeof address === 'object' && address ? address.port : port;
   },
-  close: () => app.close(),
+  close: async () => {
+    await app.close();
+    await tracing.shutdown();
+  },
   stream: (note: StreamNote) => streams?.receive(note),
   metrics: () => metrics.registry.getMetricsAsJSON(),
 });
@@ -39,6 +44,7 @@ const built = buildFrontApp({
   rates: settings.rates,
   trustProxy: settings.trustProxy,
   metrics,
+  tracing,
 });
 const app = built.app;
 streams = built.streams;

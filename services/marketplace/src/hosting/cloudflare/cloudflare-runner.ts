@@ -1,4 +1,5 @@
 import { createJsonClient } from '@platform/kit/http/json-client';
+import { tracedFetch } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import { bundleModuleName } from '../build.ts';
 import {
@@ -60,7 +61,7 @@ export class CloudflareRunner implements HostedRunner {
     let answer: Response;
     try {
       // fetch builds the multipart body; the JSON client speaks JSON only. The API is called once per deployment, not per call.
-      answer = await fetch(this.#scriptUrl(deployment.id), {
+      answer = await tracedFetch(this.#scriptUrl(deployment.id), {
         method: 'PUT',
         headers: { authorization: `Bearer ${this.#options.apiToken}` },
         body: form,
@@ -105,7 +106,7 @@ export class CloudflareRunner implements HostedRunner {
 
   async remove(id: string): Promise<void> {
     this.#allowlists.delete(id);
-    const answer = await fetch(this.#scriptUrl(id), {
+    const answer = await tracedFetch(this.#scriptUrl(id), {
       method: 'DELETE',
       headers: { authorization: `Bearer ${this.#options.apiToken}` },
       signal: AbortSignal.timeout(requestTimeoutMs),

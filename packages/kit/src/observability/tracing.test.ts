@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { describeSpans, type ReceivedSpan, spanKinds, startOtlpReceiver } from '@platform/testkit/otlp-receiver';
+import { createServiceApp, type ServiceApp } from '../http/create-app.ts';
+import { createJsonClient } from '../http/json-client.ts';
+import { createLogger } from '../logger.ts';
+import { inSpan, type ServiceTracing, startTracing, tracedFetch } from './tracing.ts';
+
+/*
+ * Tracing switched on (tracing-off.test.ts has it off, in a process of its own): two services in this process, as
+ * under `platform up`, each with its own provider, exporting to a local OTLP receiver.
+ */
+
+const incomingTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+const incomingParent = '00f067aa0ba902b7';
+const traceparentFormat = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+
+describe('tracing on: server spans, client spans and traceparent across two services of one process', () => {
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let front: ServiceTracing;
+  let back: ServiceTracing;
+  let frontApp: ServiceApp;
+  let backApp: ServiceApp;
+  let frontUrl: string;
+  const lines: Record<string, unknown>[] = [];
+  const seenByBack: (string | undefined)[] = [];
+
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '10' };
+    front = await startTracing(env, 'front');
+    back = await startTracing({ ...env, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test' }, 'back');
+    const logger = createLogger({
+      level: 'info',
+      service: 'front',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    backApp = createServiceApp({ logger: createLogger({ level: 'silent', service: 'back' }), bodyLimit: 1024, api: undefined, tracing: back });
+    backApp.get('/v1/things/:id', async (request) => {
+      seenByBack.push(request.headers.traceparent as string | undefined);
+      return { ok: true, data: { id: (request.params as { id: string }).id } };
+    });
+    backApp.get('/v1/broken', async () => {
+      throw new Error('a bug');
+    });
+    await backApp.listen({ host: '127.0.0.1', port: 0 });
+    const backUrl = `http://127.0.0.1:${(backApp.server.address() as { port: number }).port}`;
+    const client = createJsonClient({ maxSockets: 4, timeoutMs: 5_000 });
+    frontApp = createServiceApp({ logger, bodyLimit: 1024, api: undefined, tracing: front });
+    frontApp.post('/v1/relay', async (request) => {
+      request.log.info('relaying');
+      const answer = await client.request('GET', `${backUrl}/v1/things/7`, { body: undefined });
+      // A span of the route's own, around a call through fetch.
+      const fetched = await inSpan('look twice', { attributes: { 'platform.step': 'two' } }, async () => (await tracedFetch(`${backUrl}/v1/broken`)).status);
+      return { ok: true, data: { status: answer.status, fetched } };
+    });
+    await frontApp.listen({ host: '127.0.0.1', port: 0 });
+    frontUrl = `http://127.0.0.1:${(frontApp.server.address() as { port: number }).port}`;
+    logger.info('outside any request');
+  });
+
+  after(async () => {
+    await frontApp?.close();
+    await backApp?.close();
+    await receiver?.close();
+  });
+
+  test('an incoming traceparent is continued; every call carries the span that made it; log lines name the span', async () => {
+    // A body that arrives after the headers, so the handler runs after the socket's callbacks delivered it.
+    const answer = await slowBodyPost(`${frontUrl}/v1/relay`, { traceparent: `00-${incomingTrace}-${incomingParent}-01` }, ['{', '}']);
+    assert.deepEqual(JSON.parse(answer), { ok: true, data: { status: 200, fetched: 500 } });
+    // Shutdown exports what is buffered (serve's last step does the same).
+    await front.shutdown();
+    await back.shutdown();
+    const spans = receiver.spans();
+    const named = (service: string, name: string): ReceivedSpan => {
+      const span = spans.find((candidate) => candidate.service === service && candidate.name === name);
+      assert.ok(span, `no ${service} span ${name} in ${describeSpans(spans)}`);
+      return span;
+    };
+    const server = named('front', 'POST /v1/relay');
+    assert.deepEqual([server.traceId, server.parentSpanId, server.kind], [incomingTrace, incomingParent, spanKinds.server]);
+    assert.equal(server.attributes['http.route'], '/v1/relay');
+    assert.equal(server.attributes['http.response.status_code'], 200);
+
+    // The JSON client's call: a client span under the server span, and the back service's span under that.
+    const [call, second] = spans.filter((span) => span.service === 'front' && span.name === 'GET');
+    assert.ok(call && second, describeSpans(spans));
+    assert.deepEqual([call.parentSpanId, call.kind, call.attributes['http.response.status_code']], [server.spanId, spanKinds.client, 200]);
+    const thing = named('back', 'GET /v1/things/:id');
+    assert.deepEqual([thing.traceId, thing.parentSpanId, thing.attributes['url.path']], [incomingTrace, call.spanId, '/v1/things/7']);
+    assert.equal(seenByBack[0], `00-${incomingTrace}-${call.spanId}-01`);
+    assert.match(seenByBack[0] ?? '', traceparentFormat);
+
+    // inSpan under the server span, fetch's client span under it, the failing route's server span under that: failed.
+    const look = named('front', 'look twice');
+    assert.deepEqual([look.parentSpanId, look.attributes['platform.step']], [server.spanId, 'two']);
+    assert.deepEqual([second.parentSpanId, second.status, second.attributes['error.type']], [look.spanId, 2, '500']);
+    const broken = named('back', 'GET /v1/broken');
+    assert.deepEqual([broken.parentSpanId, broken.status], [second.spanId, 2]);
+
+    // One provider per service: each service's spans arrive under its own service.name and resource.
+    assert.deepEqual(new Set(spans.map((span) => span.service)), new Set(['front', 'back']));
+    assert.deepEqual(receiver.refused(), []);
+
+    const relaying = lines.find((line) => line.msg === 'relaying');
+    assert.deepEqual([relaying?.trace_id, relaying?.span_id], [incomingTrace, server.spanId]);
+    const outside = lines.find((line) => line.msg === 'outside any request');
+    assert.ok(outside);
+    assert.equal('trace_id' in outside, false);
+    assert.equal('span_id' in outside, false);
+  });
+});
+
+describe('tracing on: sampling and a request without a traceparent', () => {
+  test('a request without a traceparent starts a trace; an unsampled one is passed on unsampled and records nothing', async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'solo');
+    const app = createServiceApp({ logger: createLogger({ level: 'silent', service: 'solo' }), bodyLimit: 1024, api: undefined, tracing });
+    const passedOn: Record<string, unknown>[] = [];
+    app.get('/v1/ping', async () => {
+      const headers: Record<string, string> = {};
+      const { startClientSpan } = await import('./tracing.ts');
+      startClientSpan('GET', 'http://127.0.0.1:1/nowhere', headers).end(204);
+      passedOn.push(headers);
+      return { ok: true, data: 'pong' };
+    });
+    try {
+      assert.equal((await app.inject({ method: 'GET', url: '/v1/ping' })).statusCode, 200);
+      const unsampled = `00-${incomingTrace}-${incomingParent}-00`;
+      assert.equal((await app.inject({ method: 'GET', url: '/v1/ping', headers: { traceparent: unsampled } })).statusCode, 200);
+      await tracing.shutdown();
+      const [fresh, quiet] = passedOn as { traceparent: string }[];
+      assert.match(fresh?.traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      assert.notEqual(fresh?.traceparent.split('-')[1], incomingTrace);
+      assert.match(quiet?.traceparent ?? '', new RegExp(`^00-${incomingTrace}-[0-9a-f]{16}-00$`));
+      const spans = receiver.spans();
+      assert.equal(
+        spans.some((span) => span.traceId === incomingTrace),
+        false,
+        'the unsampled trace recorded nothing',
+      );
+      const root = spans.find((span) => span.name === 'GET /v1/ping');
+      assert.equal(root?.parentSpanId, undefined);
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
+  });
+});
+
+/** A JSON POST whose body is written in parts, each after the server has seen the one before (as a slow client sends it). */
+async function slowBodyPost(url: string, headers: Record<string, string>, parts: string[]): Promise<string> {
+  const { promise, resolve, reject } = Promise.withResolvers<string>();
+  const request = httpRequest(
+    url,
+    { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+    (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve(text));
+    },
+  );
+  request.on('error', reject);
+  request.flushHeaders();
+  for (const part of parts) {
+    await new Promise((done) => setTimeout(done, 50));
+    request.write(part);
+  }
+  request.end();
+  return promise;
+}
