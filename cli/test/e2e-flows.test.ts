@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pollUntil } from '@platform/testkit/eventually';
 import { parseRawMessage } from '@platform/testkit/google-apis';
+import { platformEngine } from '@platform/testkit/platform-up';
 import { compiled, railScript, toolStep } from '@platform/testkit/rail-script';
 import { openSse } from '@platform/testkit/sse-client';
 import { createPublicClient, erc20Abi, type Hex, http, verifyTypedData } from 'viem';
@@ -18,10 +19,7 @@ import { json, startWorld, stepResult, type World } from './e2e-world.ts';
  * builds on the balances the one before left (see the root README.md, End-to-end flows).
  */
 
-const engines: { name: string; postgresAdminUrl?: string }[] = [
-  { name: 'PGlite' },
-  ...(process.env.TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgresAdminUrl: process.env.TEST_DATABASE_URL }] : []),
-];
+const engines = [platformEngine()];
 
 const counterSource = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { DaemonClient } from '@platform/client/daemon-client';
 import { delegate } from '@platform/client/delegate';
 import { describeSpans, type OtlpReceiver, type ReceivedSpan, spanKinds, startOtlpReceiver } from '@platform/testkit/otlp-receiver';
-import { type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
+import { platformEngine, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { compiled, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
 
@@ -15,10 +15,7 @@ import { type ScriptedModel, startScriptedModel } from '@platform/testkit/script
  * each span's parent a span of the same trace.
  */
 
-const engines: { name: string; postgresAdminUrl?: string }[] = [
-  { name: 'PGlite' },
-  ...(process.env.TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgresAdminUrl: process.env.TEST_DATABASE_URL }] : []),
-];
+const engines = [platformEngine()];
 
 for (const engine of engines)
   describe(`one delegated intent is one trace across the platform's processes, on ${engine.name}`, () => {

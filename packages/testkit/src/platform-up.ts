@@ -51,6 +51,17 @@ export interface RunningPlatform {
   crash(): Promise<{ pid: number; command: string }[]>;
 }
 
+/**
+ * The engine a whole-platform scenario runs on: PostgreSQL when TEST_DATABASE_URL is given (CI), embedded PGlite
+ * otherwise (a plain `npm test`). One, not both: such a scenario starts nine services and the daemons for minutes of
+ * two cores, every service's own tests run on both engines, and the first start as documented (cli/test/platform-stop.test.ts)
+ * runs the embedded default whatever is set.
+ */
+export function platformEngine(): { name: string; postgresAdminUrl?: string } {
+  const url = process.env.TEST_DATABASE_URL;
+  return url ? { name: 'PostgreSQL', postgresAdminUrl: url } : { name: 'PGlite' };
+}
+
 export interface PlatformOptions {
   /** Settings for `up`; they win over the harness's (PORT=0, its own DATA_DIR and chain port, LOG_LEVEL=warn). */
   env?: Record<string, string>;

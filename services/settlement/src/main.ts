@@ -121,6 +121,7 @@ export async function start(env: Env, options: { handleSignals?: boolean } = {})
             trustProxy: config.trustProxy,
             // Each front thread traces as settlement too, with a provider of its own (a thread has its own SDK state).
             tracingEnv: tracingEnv(env),
+            countRequests: config.metricsToken !== '',
           },
           app,
           submit: (command) => sequencer.submit(command),

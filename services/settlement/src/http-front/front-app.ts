@@ -35,6 +35,8 @@ export interface FrontAppDeps {
   trustProxy: boolean;
   /** This thread's HTTP metrics (relayed requests are counted by the app that answers them). */
   metrics?: ServiceMetrics;
+  /** Count this thread's requests into `metrics` (the sequencer thread serves them). */
+  countRequests?: boolean;
   /** This thread's tracing: its requests' server spans; a relayed request's span in the sequencer thread is their child. */
   tracing?: ServiceTracing;
 }
@@ -53,6 +55,7 @@ export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: F
     trustProxy: deps.trustProxy,
     api: undefined,
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.countRequests !== undefined && { countRequests: deps.countRequests }),
     ...(deps.tracing && { tracing: deps.tracing }),
   });
   retryAfterOnUnavailable(app);

@@ -11,6 +11,8 @@ export interface FrontSettings {
   trustProxy: boolean;
   /** The service's OTEL_* settings: the thread starts its own tracing from them (none: off). */
   tracingEnv?: Record<string, string>;
+  /** The sequencer thread serves /metrics (PLATFORM_METRICS_TOKEN set): count this thread's requests for it. */
+  countRequests?: boolean;
 }
 
 /** A request a front thread does not answer itself, as it arrived. */

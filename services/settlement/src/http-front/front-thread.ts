@@ -44,6 +44,7 @@ const built = buildFrontApp({
   rates: settings.rates,
   trustProxy: settings.trustProxy,
   metrics,
+  countRequests: settings.countRequests === true,
   tracing,
 });
 const app = built.app;
