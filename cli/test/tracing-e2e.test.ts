@@ -6,6 +6,7 @@ import { describeSpans, type OtlpReceiver, type ReceivedSpan, spanKinds, startOt
 import { platformEngine, type RunningPlatform, startPlatform } from '@platform/testkit/platform-up';
 import { compiled, railScript, toolStep } from '@platform/testkit/rail-script';
 import { type ScriptedModel, startScriptedModel } from '@platform/testkit/scripted-model';
+import { assertObserveOutput } from './observe-check.ts';
 
 /*
  * Issue 35's traces, end to end: `platform up` as a child process exporting to a local OTLP/HTTP receiver
@@ -27,6 +28,7 @@ for (const engine of engines)
       model = await startScriptedModel();
       platform = await startPlatform({
         ...(engine.postgresAdminUrl ? { postgresAdminUrl: engine.postgresAdminUrl } : {}),
+        args: ['--observe'],
         env: {
           GATEWAY_UPSTREAM_URL: model.url,
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -40,6 +42,10 @@ for (const engine of engines)
       const code = await platform?.stop();
       await receiver?.close();
       assert.equal(code, 0);
+    });
+
+    test('platform up --observe prints every service’s metrics URL, each answering with the bearer it names, and writes a Prometheus config for them', async () => {
+      await assertObserveOutput(platform as RunningPlatform, /^traces: exported over OTLP\/HTTP to http:\/\/127\.0\.0\.1:\d+/m);
     });
 
     test('router, daemon, gateway, scheduler and settlement spans share the intent’s trace id, each child under a span of the trace', async () => {
