@@ -3,14 +3,13 @@ import { actorOwners } from '@platform/kit/auth/owner-actor';
 import { connectorOwnerTokens } from '@platform/kit/auth/owner-token';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { createJsonClient } from '@platform/kit/http/json-client';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
-import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
+import { createServiceMetrics } from '@platform/kit/observability/metrics';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ConnectionsRepository } from './connections/connections.repository.ts';
@@ -35,7 +34,7 @@ export { principalHeader };
 export const serviceName = 'connector';
 export const serviceVersion = '0.1.0';
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   db: Kysely<ConnectorSchema>;
   ping: () => Promise<boolean>;
   clock: Clock;
@@ -48,12 +47,6 @@ export interface AppDeps {
   providers?: ProviderSettings;
   /** OAuth clients, the public URL and the flow's timings; without clients, connecting answers 503 naming the settings. */
   oauth?: OAuthSettings;
-  /** The service's metrics (main.ts makes them, with the database's); absent in tests that do not read them. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); absent: off. */
-  tracing?: ServiceTracing;
 }
 
 export const defaultProviders: ProviderSettings = { googleApiUrl: 'https://www.googleapis.com', timeoutMs: 10_000 };
@@ -69,8 +62,7 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: connectorLimits.bodyBytes,
     api: { title: serviceName, version: serviceVersion },
     metrics,
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   // The handshake message is `platform-connector-auth:<did>:<nonce>`, and tokens are keyed for this service only.
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);

@@ -1,4 +1,4 @@
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import { byValue, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import { scrapedGauge } from '@platform/kit/observability/scraped-gauge';
 import type { Counter } from 'prom-client';
 import { connectors as catalogue } from './connectors/index.ts';
@@ -53,12 +53,13 @@ export function connectorMetrics(metrics: ServiceMetrics, connectors: readonly C
     help: 'Connections marked needs_reconnect: their users must consent again before their tools run',
   });
   const toolNames = [...new Set(connectors.flatMap((connector) => connector.tools.map((tool) => tool.name))), otherTool];
-  const callChildren = new Map(toolNames.map((tool) => [tool, new Map(toolOutcomes.map((outcome) => [outcome, calls.labels(tool, outcome)]))]));
-  const otherCalls = callChildren.get(otherTool) as Map<ToolOutcome, Counter.Internal>;
-  const refreshChildren = new Map(refreshOutcomes.map((outcome) => [outcome, refreshes.labels(outcome)]));
+  // Tools by name (a Map: the catalogue's names are data, not a type), each with a child per outcome.
+  const callChildren = new Map(toolNames.map((tool) => [tool, byValue(toolOutcomes, (outcome) => calls.labels(tool, outcome))]));
+  const otherCalls = callChildren.get(otherTool) as Record<ToolOutcome, Counter.Internal>;
+  const refreshChildren = byValue(refreshOutcomes, (outcome) => refreshes.labels(outcome));
   return {
-    toolCall: (tool, outcome) => (callChildren.get(tool) ?? otherCalls).get(outcome)?.inc(),
-    refresh: (outcome) => refreshChildren.get(outcome)?.inc(),
+    toolCall: (tool, outcome) => (callChildren.get(tool) ?? otherCalls)[outcome].inc(),
+    refresh: (outcome) => refreshChildren[outcome].inc(),
     readReconnectsNeededFrom: (count) => reconnects.readFrom(count),
   };
 }

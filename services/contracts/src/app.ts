@@ -1,11 +1,9 @@
 import { actorOwners } from '@platform/kit/auth/owner-actor';
 import { contractOwnerTokens } from '@platform/kit/auth/owner-token';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { declareRequestHeader } from '@platform/kit/http/openapi';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
 import type { Engine } from './engine.ts';
 import { callerHeader } from './evm/engine-deps.ts';
@@ -18,17 +16,11 @@ import { ToolInvoker } from './tools/invoke.ts';
 export const serviceName = 'contracts';
 export const serviceVersion = '0.1.0';
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   engine: Engine;
   ping: () => Promise<boolean>;
   logger: Logger;
   transportToken: string;
-  /** The service's metrics (main.ts makes them: the database's and the engine's domain metrics); absent, not served. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The engine's HTTP surface: the tool table as routes, and as JSON-RPC tools on POST /rpc. No listening, no environment. */
@@ -37,9 +29,7 @@ export function buildApp(deps: AppDeps) {
     logger: deps.logger,
     bodyLimit: limits.bodyBytes,
     api: { title: serviceName, version: serviceVersion },
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   // A daemon holds its user's owner token: its wallet calls may act only as that user's DIDs (routes/caller.ts).
   const owners = actorOwners(deps.transportToken, contractOwnerTokens);

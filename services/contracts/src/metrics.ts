@@ -1,5 +1,5 @@
 import { ServiceError } from '@platform/kit/errors';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import { byValue, type ServiceMetrics } from '@platform/kit/observability/metrics';
 
 /**
  * How a compile ended: `compiled`, or `cached` (answered from the compile cache); `compile_error` (solc reported an
@@ -36,8 +36,8 @@ const weiPerNative = 10n ** 18n;
 export function contractsMetrics(metrics: ServiceMetrics): ContractsMetrics {
   const byOutcome = <O extends string>(name: string, help: string, outcomes: readonly O[]) => {
     const counter = metrics.counter<'outcome'>({ name, help, labelNames: ['outcome'] });
-    const children = new Map(outcomes.map((outcome) => [outcome, counter.labels(outcome)]));
-    return (outcome: O) => children.get(outcome)?.inc();
+    const children = byValue(outcomes, (outcome) => counter.labels(outcome));
+    return (outcome: O) => children[outcome].inc();
   };
   const gas = metrics.histogram({ name: 'contracts_deploy_gas_used', help: 'Gas used by each deployment mined within its request', buckets: gasBuckets });
   const spend = metrics.histogram({

@@ -1,10 +1,8 @@
 import { gatewayOwnerTokens, OwnerTokens } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
 import type { Database } from '@platform/kit/db/open-database';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -42,7 +40,7 @@ const settledDecorator = 'gatewayMeteringSettled';
 
 type Listen = (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   db: Kysely<GatewaySchema>;
   /** PGlite is one connection: batches queue for it anyway, and need no row-lock ordering. */
   databaseKind: Database<GatewaySchema>['kind'];
@@ -55,12 +53,6 @@ export interface AppDeps {
   /** Loaded (and followed) by the caller. */
   book: RateCardBook;
   drains: DrainSlots;
-  /** The service's metrics (main.ts makes them; the calls and the metering count theirs there); the app's own when absent. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request, a model-call span per call and a client span to the upstream; absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The gateway's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -71,9 +63,7 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: settings.maxBodyBytes,
     api: { title: serviceName, version: serviceVersion },
     failureEnvelopeAt: (url) => (url === '/v1' || url.startsWith('/v1/') ? openAiFailureEnvelope : undefined),
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   // First hook of all: with the switch on, nothing else runs.
   installKillSwitch(app, settings.disabled);

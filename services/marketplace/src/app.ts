@@ -1,10 +1,8 @@
 import { NonceStore } from '@platform/kit/auth/nonce-store';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { documentDeveloperSecurity } from './http/route-security.ts';
@@ -20,14 +18,8 @@ export const callerRoutePrefixes = ['/v1/quote/', '/v1/invoke/', '/v1/invocation
 
 const authRoutes = new Set(['/v1/developers/nonce', '/v1/developers/auth', '/v1/agent/auth/challenge', '/v1/agent/auth/verify']);
 
-export interface AppDeps extends RouteDeps {
+export interface AppDeps extends ObservabilityDeps, RouteDeps {
   ping: () => Promise<boolean>;
-  /** The service's metrics (main.ts makes them; the payments count theirs there); absent in tests that do not read them. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); the payments' and hosting's calls are client spans under it. Absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The marketplace's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -38,9 +30,7 @@ export function buildApp(deps: AppDeps) {
     trustProxy: deps.config.trustProxy,
     failureEnvelope: marketplaceFailureEnvelope,
     api: { title: serviceName, version: serviceVersion },
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {

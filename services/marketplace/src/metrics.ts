@@ -1,4 +1,4 @@
-import { boundedLabel, type ServiceMetrics, setCounts } from '@platform/kit/observability/metrics';
+import { boundedLabel, byValue, type ServiceMetrics, setCounts } from '@platform/kit/observability/metrics';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DeploymentStatus, InvocationTable, MarketplaceSchema, PaymentRail } from './db/schema.ts';
 
@@ -66,9 +66,10 @@ export function marketplaceMetrics(metrics: ServiceMetrics, db: Kysely<Marketpla
     },
   });
   for (const rail of rails) for (const outcome of outcomes) invocations.inc({ outcome, rail }, 0);
-  const answered = { external: providerDuration.labels('external'), hosted: providerDuration.labels('hosted') };
-  providerDuration.zero({ hosting: 'external' });
-  providerDuration.zero({ hosting: 'hosted' });
+  const answered = byValue(['external', 'hosted'] as const, (hosting) => {
+    providerDuration.zero({ hosting });
+    return providerDuration.labels(hosting);
+  });
   return {
     finished(invocation) {
       const reason = (invocation.error as { reason?: unknown } | null)?.reason;

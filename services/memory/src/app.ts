@@ -1,8 +1,6 @@
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { limits } from './limits.ts';
@@ -19,18 +17,12 @@ export const serviceVersion = '0.1.0';
 const instructions =
   'Long-term memory for this user. Call recall with the user message (or the conversation) before answering; call remember with self-contained statements worth keeping (facts, preferences, events, procedures); when a fact changes, remember the new one with supersedes (or the same key). Memories live in scopes; "default" unless told otherwise.';
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   service: MemoryService;
   ping: () => Promise<boolean>;
   logger: Logger;
   /** MEMORY_MCP_TOKEN, and the root of every per-user token; empty leaves every route open (to the root owner). */
   token: string;
-  /** The service's metrics (composeMemory makes them); absent, the app's own, not served. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The memory server's HTTP surface: MCP at /mcp, the same tools as JSON under /v1, health. No listening. */
@@ -39,9 +31,7 @@ export function buildApp(deps: AppDeps) {
     logger: deps.logger,
     bodyLimit: limits.bodyBytes,
     api: { title: serviceName, version: serviceVersion },
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   const tokens = ownerTokensFor(deps.token);
   // The root token stores as the root owner; a per-user token (mem1.<owner>.<mac>) as its owner, and nobody else.

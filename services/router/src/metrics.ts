@@ -1,4 +1,4 @@
-import { type ServiceMetrics, setCounts } from '@platform/kit/observability/metrics';
+import { byValue, type ServiceMetrics, setCounts } from '@platform/kit/observability/metrics';
 import { userStates } from './db/schema.ts';
 
 /** How a wake of an environment ended: ready (its daemon answered the probe), the provider failed, or the deadline passed. */
@@ -97,20 +97,15 @@ export function routerMetrics(metrics: ServiceMetrics, sources: EnvironmentSourc
   // Every series of a closed set exists from the start at 0, so a rate over it is defined before its first event.
   for (const outcome of wakeOutcomes) wakes.inc({ outcome }, 0);
   for (const outcome of deliveryOutcomes) deliveries.inc({ outcome }, 0);
-  const woke = Object.fromEntries(wakeOutcomes.map((outcome) => [outcome, wakes.labels(outcome)])) as Record<WakeOutcome, ReturnType<typeof wakes.labels>>;
-  const delivered = Object.fromEntries(deliveryOutcomes.map((outcome) => [outcome, deliveries.labels(outcome)])) as Record<
-    WakeDeliveryOutcome,
-    ReturnType<typeof deliveries.labels>
-  >;
-  const proxy = Object.fromEntries(
-    proxyTargets.map((target) => {
-      proxyDuration.zero({ target });
-      proxyFailures.inc({ target }, 0);
-      const latency = proxyDuration.labels(target);
-      const failures = proxyFailures.labels(target);
-      return [target, { answered: (seconds: number) => latency.observe(seconds), failed: () => failures.inc() }];
-    }),
-  ) as Record<ProxyTarget, ProxyTiming>;
+  const woke = byValue(wakeOutcomes, (outcome) => wakes.labels(outcome));
+  const delivered = byValue(deliveryOutcomes, (outcome) => deliveries.labels(outcome));
+  const proxy = byValue(proxyTargets, (target): ProxyTiming => {
+    proxyDuration.zero({ target });
+    proxyFailures.inc({ target }, 0);
+    const latency = proxyDuration.labels(target);
+    const failures = proxyFailures.labels(target);
+    return { answered: (seconds: number) => latency.observe(seconds), failed: () => failures.inc() };
+  });
   return {
     wakes: {
       woke(outcome, durationMs) {

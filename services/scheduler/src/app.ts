@@ -3,13 +3,11 @@ import { actorOwners } from '@platform/kit/auth/owner-actor';
 import { schedulerOwnerTokens } from '@platform/kit/auth/owner-token';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
-import { createServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { requireTransportBearer } from '@platform/kit/http/transport-bearer';
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AlarmsRepository } from './alarms/alarms.repository.ts';
@@ -21,7 +19,7 @@ import { registerAlarmRoutes } from './routes/index.ts';
 export const serviceName = 'scheduler';
 export const serviceVersion = '0.1.0';
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   db: Kysely<SchedulerSchema>;
   ping: () => Promise<boolean>;
   clock: Clock;
@@ -30,12 +28,6 @@ export interface AppDeps {
   agentAuthSecret: string;
   /** Refuses an alarm whose wakes its agent would refuse (SCHEDULER_WAKE_CHECK); none: every alarm is made. */
   checkWakeable?: CheckWakeable;
-  /** The service's metrics (main.ts makes them, the dispatcher adds its own); absent in tests that do not read them. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The scheduler's HTTP surface. No listening, no environment: everything arrives in `deps`. */
@@ -44,9 +36,7 @@ export function buildApp(deps: AppDeps) {
     logger: deps.logger,
     bodyLimit: alarmLimits.bodyBytes,
     api: { title: serviceName, version: serviceVersion },
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   const tokenKey = deriveTokenKey(deps.agentAuthSecret, serviceName);
   // A daemon holds its user's owner token (sch1): the kit's handshake and principal checks then accept only that

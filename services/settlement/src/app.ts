@@ -3,14 +3,13 @@ import { NonceStore } from '@platform/kit/auth/nonce-store';
 import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import type { Clock } from '@platform/kit/clock';
-import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
+import { createServiceApp, type ObservabilityDeps, observabilityOptions, type ServiceApp } from '@platform/kit/http/create-app';
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
-import { metricsPath, type ServiceMetrics } from '@platform/kit/observability/metrics';
-import type { ServiceTracing } from '@platform/kit/observability/tracing';
+import { metricsPath } from '@platform/kit/observability/metrics';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -33,7 +32,7 @@ import { registerStreamRoute } from './stream/stream-route.ts';
 export const serviceName = 'settlement';
 export const serviceVersion = '0.1.0';
 
-export interface AppDeps {
+export interface AppDeps extends ObservabilityDeps {
   db: Kysely<SettlementSchema>;
   ping: () => Promise<boolean>;
   clock: Clock;
@@ -55,12 +54,6 @@ export interface AppDeps {
   /** The rate-limit buckets, when the service's front threads take from the same ones; this app's own otherwise. */
   takeToken?: TakeToken;
   trustProxy?: boolean;
-  /** The service's metrics (main.ts makes them; the sequencer counts its own there); absent in tests that do not read them. */
-  metrics?: ServiceMetrics;
-  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
-  metricsToken?: string;
-  /** A server span per request (OTEL_* settings); absent: off. */
-  tracing?: ServiceTracing;
 }
 
 /** The principal routes: the fleet gate (LEDGER_TOKEN) applies to these and only these. */
@@ -135,9 +128,7 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: limits.bodyBytes,
     trustProxy: deps.trustProxy ?? false,
     api: { title: serviceName, version: serviceVersion },
-    ...(deps.metrics && { metrics: deps.metrics }),
-    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
-    ...(deps.tracing && { tracing: deps.tracing }),
+    ...observabilityOptions(deps),
   });
   retryAfterOnUnavailable(app);
   // First: a flood is refused before any token is checked or body read.

@@ -57,6 +57,28 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * What every service's app takes for its metrics and traces, made by its main.ts (`createServiceMetrics`,
+ * PLATFORM_METRICS_TOKEN, `startTracing`); each absent in a test that does not read them.
+ */
+export interface ObservabilityDeps {
+  /** The service's metrics (the database's and its components' among them). */
+  metrics?: ServiceMetrics;
+  /** PLATFORM_METRICS_TOKEN: `GET /metrics` is served behind it; empty or absent, not served. */
+  metricsToken?: string;
+  /** A server span per request (OTEL_* settings); absent: off. */
+  tracing?: ServiceTracing;
+}
+
+/** The `createServiceApp` options of a service's `ObservabilityDeps`, those it was given only. */
+export function observabilityOptions(deps: ObservabilityDeps): ObservabilityDeps {
+  return {
+    ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.metricsToken !== undefined && { metricsToken: deps.metricsToken }),
+    ...(deps.tracing && { tracing: deps.tracing }),
+  };
+}
+
 /** How a service renders a `ServiceError`, and the response schema that describes (and serialises) what it renders. */
 export interface FailureEnvelope {
   render: (error: ServiceError) => unknown;

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Histogram } from 'prom-client';
 import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
 import { bearerFrom } from '../http/transport-bearer.ts';
-import { boundedLabel, metricsPath, type ServiceMetrics } from './metrics.ts';
+import { boundedLabel, labelChildren, metricsPath, type ServiceMetrics } from './metrics.ts';
 
 const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 type Labels = 'method' | 'route' | 'status_class';
@@ -40,17 +39,10 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
     labelNames: ['method', 'route', 'status_class'],
   });
   const inFlight = metrics.gauge({ name: 'http_requests_in_flight', help: 'HTTP requests received and not yet answered' });
-  // prom-client hashes a label set on every observation; a child per label set is looked up once.
-  const children = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<Histogram<Labels>['labels']> }>();
-  const childFor = (method: string, route: string, statusClass: string) => {
-    const key = `${method} ${route} ${statusClass}`;
-    let child = children.get(key);
-    if (child === undefined) {
-      child = { count: requests.labels(method, route, statusClass), time: duration.labels(method, route, statusClass) };
-      children.set(key, child);
-    }
-    return child;
-  };
+  const childFor = labelChildren((method, route, statusClass) => ({
+    count: requests.labels(method, route, statusClass),
+    time: duration.labels(method, route, statusClass),
+  }));
   app.decorateRequest('metricsStartedAt', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config?.httpMetrics !== false) {

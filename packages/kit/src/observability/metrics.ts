@@ -146,6 +146,16 @@ function processRegistry(): Registry {
 }
 
 /**
+ * One thing per value of a closed set, made now: a metric's child per outcome (looked up without prom-client's hash
+ * of the label set), or what a caller does with it. Typed by the set, so a value outside it does not compile.
+ *
+ * @example const woke = byValue(['ready', 'failed'] as const, (outcome) => wakes.labels(outcome)); woke.ready.inc()
+ */
+export function byValue<V extends string, T>(values: readonly V[], make: (value: V) => T): Record<V, T> {
+  return Object.fromEntries(values.map((value) => [value, make(value)])) as Record<V, T>;
+}
+
+/**
  * A metric's child per label values, made on first use and kept: prom-client hashes the label set on every
  * `labels()` call, so a hot path looks its child up here instead. The values must come from closed sets (the label
  * policy above), which also bounds the map.

@@ -20,10 +20,9 @@ const sources = new WeakMap<Gauge, () => Promise<number>>();
 export function scrapedGauge(metrics: ServiceMetrics, config: MetricConfig<never>): ScrapedGauge {
   const gauge = metrics.gauge({
     ...config,
+    // A source that throws leaves the last value: every gauge's collect is lenient (metrics.ts).
     async collect() {
-      const value = await sources
-        .get(this)?.()
-        .catch(() => undefined);
+      const value = await sources.get(this)?.();
       if (value !== undefined) this.set(value);
     },
   });
