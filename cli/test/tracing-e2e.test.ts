@@ -141,19 +141,19 @@ for (const engine of engines)
         assert.equal(typeof call.attributes['gen_ai.request.model'], 'string');
         assert.ok(Number(call.attributes['gen_ai.usage.input_tokens']) > 0, `tokens on ${call.name}`);
       }
-      // The gateway's own model call span carries tokens and cost, and its upstream call is a client span under it.
+      // The gateway's own model call span carries tokens and cost, and is the client span of its upstream call (GenAI's
+      // inference span, with the server it asked): the scripted model saw it as its parent, so the trace reaches the upstream.
       const metered = spans.find((span) => span.service === 'gateway' && span.name.startsWith('chat ') && parentOf(span) === completion);
       assert.ok(metered, `the gateway's model call under its request: ${trace}`);
+      assert.deepEqual(
+        [metered.kind, metered.attributes['server.address'], metered.attributes['http.response.status_code']],
+        [spanKinds.client, '127.0.0.1', 200],
+      );
       assert.ok(Number(metered.attributes['gen_ai.usage.output_tokens']) > 0);
       assert.match(String(metered.attributes['platform.cost_credit']), /^\d+\.\d+$/);
       assert.ok(
-        spans.some((span) => span.service === 'gateway' && span.kind === spanKinds.client && parentOf(span) === metered),
-        `the upstream call under the gateway's model call: ${trace}`,
-      );
-      // The scripted model saw the gateway's traceparent: the trace reaches the upstream too.
-      assert.ok(
-        model.received.some((request) => String(request.headers.traceparent ?? '').split('-')[1] === roots[0]?.traceId),
-        'the upstream model got the trace',
+        model.received.some((request) => String(request.headers.traceparent ?? '') === `00-${metered.traceId}-${metered.spanId}-01`),
+        `the upstream model got the trace, under the gateway's model call: ${trace}`,
       );
       assert.deepEqual(receiver.refused(), []);
     });

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { listenOnFreePort } from './local-server.ts';
+import { countTraceRequestSpans, type DecodedResourceSpans, type DecodedSpan, decodeTraceRequest } from './otlp-protobuf.ts';
 
 /** One span as a collector received it, with the `service.name` of the resource it came under. */
 export interface ReceivedSpan {
@@ -21,9 +22,9 @@ export interface ReceivedSpan {
 export const spanKinds = { internal: 1, server: 2, client: 3 } as const;
 
 /**
- * A local OTLP/HTTP collector for tests: takes `POST /v1/traces` in OTLP's JSON encoding (what
- * @opentelemetry/exporter-trace-otlp-http sends; gzip too), answers `{}`, and keeps every span. Point a service at it
- * with `OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url`.
+ * A local OTLP/HTTP collector for tests: takes `POST /v1/traces` in either of OTLP's encodings, protobuf (the
+ * exporters' default) or JSON, gzip too, answers an empty success in the same encoding, and keeps every span. Point a
+ * service at it with `OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url`.
  *
  * @example const receiver = await startOtlpReceiver(); ...; await receiver.waitFor((spans) => spans.some((span) => span.service === 'daemon'), 'a daemon span')
  */
@@ -33,26 +34,36 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}) {
   const spans: ReceivedSpan[] = [];
   let received = 0;
   const refused: string[] = [];
+  const encodings: Record<string, number> = {};
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const answer = (status: number, body: string) => response.writeHead(status, { 'content-type': 'application/json' }).end(body);
-      if (request.method !== 'POST' || request.url !== '/v1/traces') return answer(404, '{}');
-      if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
-        refused.push(`content-type ${request.headers['content-type']}`);
-        return answer(415, '{}');
+      const contentType = request.headers['content-type'] ?? '';
+      const protobuf = contentType.startsWith('application/x-protobuf');
+      const answer = (status: number) =>
+        protobuf
+          ? response.writeHead(status, { 'content-type': 'application/x-protobuf' }).end()
+          : response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      if (request.method !== 'POST' || request.url !== '/v1/traces') return answer(404);
+      if (!protobuf && !contentType.startsWith('application/json')) {
+        refused.push(`content-type ${contentType}`);
+        return answer(415);
       }
       try {
         const raw = Buffer.concat(chunks);
-        const text = (request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
-        const batch = spansOf(JSON.parse(text) as ExportTraceServiceRequest);
-        received += batch.length;
-        if (keep) spans.push(...batch);
-        answer(200, '{}');
+        const body = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+        const encoding = protobuf ? 'protobuf' : 'json';
+        encodings[encoding] = (encodings[encoding] ?? 0) + 1;
+        if (keep) {
+          const batch = spansOf(protobuf ? decodeTraceRequest(body) : (JSON.parse(body.toString('utf8')) as ExportTraceServiceRequest).resourceSpans);
+          received += batch.length;
+          spans.push(...batch);
+        } else received += protobuf ? countTraceRequestSpans(body) : countSpans(body);
+        answer(200);
       } catch (error) {
         refused.push(String(error));
-        answer(400, '{}');
+        answer(400);
       }
     });
   });
@@ -63,6 +74,8 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}) {
     spans: (): readonly ReceivedSpan[] => spans,
     /** How many spans arrived, kept or not. */
     received: (): number => received,
+    /** How many requests came in each encoding (`protobuf`, `json`). */
+    encodings: (): Readonly<Record<string, number>> => encodings,
     /** Requests it could not read (a wrong content type, bad JSON): a test expects none. */
     refused: (): readonly string[] => refused,
     /** Polls (every 50 ms, at most `timeoutMs`) until `check` holds for the spans received so far. */
@@ -78,6 +91,19 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}) {
   };
 }
 
+/**
+ * The spans in an OTLP/JSON body without parsing it: every span, and nothing else of the request (resource, scope,
+ * status, event, link), has a `kind`. A bench's receiver shares the machine with the service it measures, so it does
+ * the least it can: parsing thousands of spans a second would take a share of the two cores from the service.
+ */
+function countSpans(body: Buffer): number {
+  let count = 0;
+  for (let at = body.indexOf(spanKindKey); at !== -1; at = body.indexOf(spanKindKey, at + spanKindKey.length)) count++;
+  return count;
+}
+
+const spanKindKey = Buffer.from('"kind":');
+
 export type OtlpReceiver = Awaited<ReturnType<typeof startOtlpReceiver>>;
 
 /** `service name (kind) trace/span<-parent` per line, for a failure message. */
@@ -85,35 +111,12 @@ export function describeSpans(spans: readonly ReceivedSpan[]): string {
   return spans.map((span) => `\n  ${span.service} ${span.name} (${span.kind}) ${span.traceId}/${span.spanId}<-${span.parentSpanId ?? 'root'}`).join('');
 }
 
-interface AnyValue {
-  stringValue?: string;
-  intValue?: number | string;
-  doubleValue?: number;
-  boolValue?: boolean;
-}
-interface KeyValue {
-  key: string;
-  value?: AnyValue;
-}
 interface ExportTraceServiceRequest {
-  resourceSpans?: {
-    resource?: { attributes?: KeyValue[] };
-    scopeSpans?: {
-      spans?: {
-        traceId: string;
-        spanId: string;
-        parentSpanId?: string;
-        name: string;
-        kind?: number;
-        attributes?: KeyValue[];
-        status?: { code?: number };
-      }[];
-    }[];
-  }[];
+  resourceSpans?: DecodedResourceSpans[];
 }
 
-function spansOf(request: ExportTraceServiceRequest): ReceivedSpan[] {
-  return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
+function spansOf(resourceSpansList: DecodedResourceSpans[] | undefined): ReceivedSpan[] {
+  return (resourceSpansList ?? []).flatMap((resourceSpans) => {
     const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? 'unknown');
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
       (scope.spans ?? []).map((span) => ({
@@ -130,7 +133,7 @@ function spansOf(request: ExportTraceServiceRequest): ReceivedSpan[] {
   });
 }
 
-function attributesOf(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
+function attributesOf(list: DecodedSpan['attributes'] | undefined): Record<string, string | number | boolean> {
   const found: Record<string, string | number | boolean> = {};
   for (const { key, value } of list ?? []) {
     if (value?.stringValue !== undefined) found[key] = value.stringValue;

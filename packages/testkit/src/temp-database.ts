@@ -9,6 +9,11 @@ export interface TempDatabase {
   name: string;
   /** Drops the database, terminating any sessions a peer left behind. */
   drop(): Promise<void>;
+  /**
+   * `vacuum analyze`: statistics for tables that were empty when the service planned its statements, so a bench
+   * measures the plans PostgreSQL keeps rather than the ones it makes before autovacuum first looks (a minute in).
+   */
+  analyze(): Promise<void>;
 }
 
 async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -52,5 +57,6 @@ export async function createTempDatabase(adminUrl: string, prefix: 'bench' | 'pl
     url: url.toString(),
     name,
     drop: () => admin(adminUrl, (c) => dropWhenIdle(c, name)),
+    analyze: () => admin(url.toString(), (c) => c.query('vacuum analyze').then(() => undefined)),
   };
 }

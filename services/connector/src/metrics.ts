@@ -1,6 +1,6 @@
+import type { CounterChild } from '@platform/kit/observability/metrics';
 import { byValue, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import { scrapedGauge } from '@platform/kit/observability/scraped-gauge';
-import type { Counter } from 'prom-client';
 import { connectors as catalogue } from './connectors/index.ts';
 import type { ConnectorDefinition } from './connectors/types.ts';
 
@@ -55,7 +55,7 @@ export function connectorMetrics(metrics: ServiceMetrics, connectors: readonly C
   const toolNames = [...new Set(connectors.flatMap((connector) => connector.tools.map((tool) => tool.name))), otherTool];
   // Tools by name (a Map: the catalogue's names are data, not a type), each with a child per outcome.
   const callChildren = new Map(toolNames.map((tool) => [tool, byValue(toolOutcomes, (outcome) => calls.labels(tool, outcome))]));
-  const otherCalls = callChildren.get(otherTool) as Record<ToolOutcome, Counter.Internal>;
+  const otherCalls = callChildren.get(otherTool) as Record<ToolOutcome, CounterChild>;
   const refreshChildren = byValue(refreshOutcomes, (outcome) => refreshes.labels(outcome));
   return {
     toolCall: (tool, outcome) => (callChildren.get(tool) ?? otherCalls)[outcome].inc(),

@@ -11,6 +11,7 @@
  *                       PGlite, and what metrics and tracing cost (bench/observability.ts)
  *   BENCH_PROFILE       a folder: the gateway runs with --cpu-prof and writes its .cpuprofile there on stop
  *   BENCH_PEERS         peer gateways run through the same phases after the PostgreSQL run (default portkey; none)
+ *   BENCH_MAIN          0: skip the full PostgreSQL run (and with it the peers' comparison), for a variant alone
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -37,7 +38,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '32,64,128,256').split(',').map(Number);
 const variants = (process.env.BENCH_VARIANTS ?? 'async,pglite,observe').split(',');
 const profileDir = process.env.BENCH_PROFILE;
-const peers = (process.env.BENCH_PEERS ?? 'portkey').split(',');
+const mainRun = process.env.BENCH_MAIN !== '0';
+const peers = mainRun ? (process.env.BENCH_PEERS ?? 'portkey').split(',') : [];
 const fixedRate = 1_000;
 const actorCount = 1_000;
 const streamCount = 300;
@@ -67,7 +69,7 @@ try {
   upstream = await startUpstreamProcess(upstreamSettings);
   load = await startLoadProcess();
   db = await createTempDatabase(adminUrl);
-  results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { database: { url: db.url, schema: 'gateway' }, full: true }));
+  if (mainRun) results.push(await runEngine('PostgreSQL', { DATABASE_URL: db.url }, { database: { url: db.url, schema: 'gateway' }, full: true }));
   if (peers.includes('portkey')) portkey = await benchPortkey(load, peerSettings());
   if (variants.includes('async')) {
     const syncDb = await createTempDatabase(adminUrl);
@@ -93,16 +95,19 @@ try {
       body,
       concurrency: 128,
       turnSeconds: Math.max(3, Math.round(seconds / 2)),
-      rounds: 3,
+      warmUpSeconds: 10,
+      rounds: 5,
+      execArgv: profileArgs(),
     });
-  printReport(results, {
-    machine,
-    postgres: postgresDescription,
-    cores: cpus.length,
-    fixedRate,
-    streams: { count: streamCount, concurrency: streamConcurrency, ...upstreamSettings },
-    targets,
-  });
+  if (results.length > 0)
+    printReport(results, {
+      machine,
+      postgres: postgresDescription,
+      cores: cpus.length,
+      fixedRate,
+      streams: { count: streamCount, concurrency: streamConcurrency, ...upstreamSettings },
+      targets,
+    });
   if (portkey) printPortkeyComparison(results, portkey, machine);
 } finally {
   load?.kill();
@@ -123,10 +128,7 @@ async function runEngine(
   const { full } = options;
   const up = upstream as UpstreamProcess;
   const gen = load as LoadProcess;
-  gateway = await startGatewayProcess(
-    { ...databaseEnv, ...gatewayEnv(up.info.url) },
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
-  );
+  gateway = await startGatewayProcess({ ...databaseEnv, ...gatewayEnv(up.info.url) }, profileArgs());
   const actors = actorHeaders();
   await gen.ask('setup', {
     direct: { url: up.info.url, headers: [{ 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream' }] },
@@ -182,6 +184,11 @@ async function runEngine(
   // Warm-up calls and answers that landed after a run's window are debited too, so the ledger holds at least as many.
   console.log(`  metering check: ${rows} ledger rows for at least ${served} counted gateway answers${rows >= served ? '' : ' (FEWER ROWS THAN ANSWERS!)'}`);
   return { engine, fixed, serial, max, directMax, ...(streams ? { streams } : {}) };
+}
+
+/** Node's flags for BENCH_PROFILE: each gateway writes its .cpuprofile there on stop. */
+function profileArgs(): string[] {
+  return profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
 }
 
 /** Every gateway's settings but its database. */

@@ -1,9 +1,9 @@
 import type { Env } from '@platform/kit/config';
 import {
   inTurns,
-  type ObservabilitySetup,
+  type ObservabilitySlot,
   observabilityEnv,
-  observabilitySetups,
+  observabilitySlots,
   printObservabilityTable,
   scrapeEvery,
   startCountingReceiver,
@@ -13,10 +13,11 @@ import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
 import type { LoadProcess } from './load-process.ts';
 
 /*
- * What metrics and tracing cost the gateway (issue 35): three gateways on PostgreSQL with durable bookings, each on a
+ * What metrics and tracing cost the gateway (issue 35): gateways on PostgreSQL with durable bookings, each on a
  * database of its own, without either, with /metrics served and scraped every second, and with that and every call
- * traced (a server span, the upstream call's client span and its gen_ai attributes) exported to a local receiver;
- * the most metered calls per second of each at `concurrency` in flight, measured in turns.
+ * traced (a server span and the model call's span, which is its upstream call's client span, with its gen_ai
+ * attributes) exported to a local receiver; the most metered calls per second of each at `concurrency` in flight,
+ * two processes a setup, measured in turns (testkit observability-cost.ts).
  */
 
 export interface ObservabilityBenchSettings {
@@ -28,43 +29,59 @@ export interface ObservabilityBenchSettings {
   body: string;
   concurrency: number;
   turnSeconds: number;
+  /** How long each gateway is driven, and its database analyzed, before any turn. */
+  warmUpSeconds: number;
   rounds: number;
+  /** Node flags for every gateway (BENCH_PROFILE's --cpu-prof). */
+  execArgv?: string[];
 }
 
 export async function benchObservability(load: LoadProcess, settings: ObservabilityBenchSettings): Promise<void> {
   const receiver = await startCountingReceiver();
-  const databases: TempDatabase[] = [];
-  const gateways = new Map<ObservabilitySetup, GatewayProcess>();
+  const slots = new Map<ObservabilitySlot, { gateway: GatewayProcess; db: TempDatabase }>();
   try {
-    for (const setup of observabilitySetups) {
+    for (const slot of observabilitySlots) {
       const db = await createTempDatabase(settings.adminUrl);
-      databases.push(db);
-      gateways.set(setup, await startGatewayProcess({ ...settings.gatewayEnv, DATABASE_URL: db.url, ...observabilityEnv(setup, receiver) }));
+      const env = { ...settings.gatewayEnv, DATABASE_URL: db.url, ...observabilityEnv(slot.setup, receiver) };
+      slots.set(slot, { db, gateway: await startGatewayProcess(env, settings.execArgv) });
     }
-    const scrapers = [...gateways].filter(([setup]) => setup !== 'off').map(([, gateway]) => scrapeEvery(gateway.info.url));
-    console.log(`\nobservability: three gateways (${[...gateways].map(([setup, g]) => `${setup} pid ${g.info.pid}`).join(', ')}), receiver ${receiver.url}`);
-    const rows = await inTurns(settings.rounds, async (setup) => {
-      const gateway = gateways.get(setup) as GatewayProcess;
+    const scrapers = [...slots].filter(([slot]) => slot.setup !== 'off').map(([, { gateway }]) => scrapeEvery(gateway.info.url));
+    console.log(`\nobservability: ${[...slots].map(([slot, { gateway }]) => `${slot.label} pid ${gateway.info.pid}`).join(', ')}; receiver ${receiver.url}`);
+    const drive = async (slot: ObservabilitySlot, durationMs: number) => {
+      const { gateway } = slots.get(slot) as { gateway: GatewayProcess };
       await load.ask('setup', {
         direct: { url: gateway.info.url, headers: [] },
         gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
         maxSockets: Math.max(settings.concurrency, 64),
       });
-      await load.ask('closedLoop', { target: 'gateway', body: settings.body, concurrency: settings.concurrency, durationMs: 1_000 });
-      const before = await gateway.ask('cpu');
-      const run = await load.ask('closedLoop', {
-        target: 'gateway',
-        body: settings.body,
-        concurrency: settings.concurrency,
-        durationMs: settings.turnSeconds * 1000,
-      });
-      const after = await gateway.ask('cpu');
-      const errors = Object.values(run.errors).reduce((sum, n) => sum + n, 0);
-      if (errors > 0) console.log(`  ${setup}: ${errors} errors (${JSON.stringify(run.errors)})`);
-      const micros = after.user + after.system - before.user - before.system;
-      console.log(`  ${setup}: ${Math.round(run.perSecond)} metered calls/s`);
-      return { perSecond: run.perSecond, microsCpuPerOp: micros / Math.max(1, run.ok + errors) };
-    });
+      return load.ask('closedLoop', { target: 'gateway', body: settings.body, concurrency: settings.concurrency, durationMs });
+    };
+    const rows = await inTurns(
+      settings.rounds,
+      // Each gateway's database starts empty: until its tables hold rows and their statistics say so, PostgreSQL plans
+      // the metering statements for empty tables, and the budget leases of the bench's actors are not yet granted.
+      async (slot) => {
+        await drive(slot, settings.warmUpSeconds * 1000);
+        await slots.get(slot)?.db.analyze();
+      },
+      async (slot) => {
+        const { gateway } = slots.get(slot) as { gateway: GatewayProcess };
+        await drive(slot, 1_000);
+        const before = await gateway.ask('cpu');
+        const run = await load.ask('closedLoop', {
+          target: 'gateway',
+          body: settings.body,
+          concurrency: settings.concurrency,
+          durationMs: settings.turnSeconds * 1000,
+        });
+        const after = await gateway.ask('cpu');
+        const errors = Object.values(run.errors).reduce((sum, n) => sum + n, 0);
+        if (errors > 0) console.log(`  ${slot.label}: ${errors} errors (${JSON.stringify(run.errors)})`);
+        const micros = after.user + after.system - before.user - before.system;
+        console.log(`  ${slot.label}: ${Math.round(run.perSecond)} metered calls/s`);
+        return { perSecond: run.perSecond, microsCpuPerOp: micros / Math.max(1, run.ok + errors) };
+      },
+    );
     const scraped = scrapers.map((scraper) => scraper.stop());
     printObservabilityTable('metered calls', rows, {
       spans: receiver.received(),
@@ -72,11 +89,11 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
       scrapeFailures: scraped.reduce((sum, s) => sum + s.failures, 0),
     });
   } finally {
-    for (const gateway of gateways.values()) {
+    for (const { gateway } of slots.values()) {
       await gateway.ask('stop').catch(() => undefined);
       await gateway.exited.catch(() => undefined);
     }
-    for (const db of databases) await db.drop().catch(() => undefined);
+    for (const { db } of slots.values()) await db.drop().catch(() => undefined);
     await receiver.close();
   }
 }

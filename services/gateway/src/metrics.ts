@@ -1,4 +1,4 @@
-import { boundedLabel, labelChildren, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import { boundedLabel, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import { unitsPerCredit } from './metering/credit.ts';
 import type { Slot } from './models/model-policy.ts';
 
@@ -86,17 +86,13 @@ export function gatewayMetrics(metrics: ServiceMetrics, sources?: GatewayMetricS
   });
   const models = new Set(sources?.models ?? []);
   for (const reason of ['daily_cap', 'blocked']) refusals.labels(reason).inc(0);
-  const callChild = labelChildren((model, slot, outcome) => calls.labels(model, slot, outcome));
-  const creditChild = labelChildren((model, slot) => credits.labels(model, slot));
-  const upstreamChild = labelChildren((model) => upstream.labels(model));
-  const errorChild = labelChildren((model, kind) => upstreamErrors.labels(model, kind));
   const refusalChildren = { daily_cap: refusals.labels('daily_cap'), blocked: refusals.labels('blocked') };
   return {
     model: (id) => boundedLabel(id, models),
-    call: (model, slot, outcome) => callChild(model, slot, outcome).inc(),
-    creditsSpent: (model, slot, units) => creditChild(model, slot).inc(Number(units) / Number(unitsPerCredit)),
+    call: (model, slot, outcome) => calls.labels(model, slot, outcome).inc(),
+    creditsSpent: (model, slot, units) => credits.labels(model, slot).inc(Number(units) / Number(unitsPerCredit)),
     budgetRefused: (reason) => refusalChildren[reason].inc(),
-    upstreamTime: (model, seconds) => upstreamChild(model).observe(seconds),
-    upstreamError: (model, kind) => errorChild(model, kind).inc(),
+    upstreamTime: (model, seconds) => upstream.labels(model).observe(seconds),
+    upstreamError: (model, kind) => upstreamErrors.labels(model, kind).inc(),
   };
 }

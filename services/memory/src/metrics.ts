@@ -1,11 +1,10 @@
-import type { ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { HistogramMetric, ServiceMetrics } from '@platform/kit/observability/metrics';
 import { scrapedGauge } from '@platform/kit/observability/scraped-gauge';
-import type { Histogram } from 'prom-client';
 
 export interface MemoryMetrics {
   /** Recall latency: from the request to the packed answer (term statistics, keyword and vector ranking). */
-  readonly recall: Histogram;
-  readonly search: Histogram;
+  readonly recall: HistogramMetric<never>;
+  readonly search: HistogramMetric<never>;
   /** Where the `memory_memories` gauge reads its count at scrape time (the database). */
   readMemoriesFrom(count: () => Promise<number>): void;
 }

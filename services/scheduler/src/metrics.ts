@@ -1,4 +1,4 @@
-import { labelChildren, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import { type FireVerdict, fireVerdicts, type WakeFailureReason, wakeFailureReasons } from './alarms/fire-outcome.ts';
 
 /** What the scheduler's gauges read at scrape time. */
@@ -45,14 +45,12 @@ export function schedulerMetrics(metrics: ServiceMetrics, sources?: SchedulerMet
     help: 'Wake deliveries that failed, by reason: timeout, unreachable, http_4xx, http_5xx, http_other, error',
     labelNames: ['reason'],
   });
-  const fireChildren = labelChildren((verdict) => fires.labels(verdict));
-  const failureChildren = labelChildren((reason) => failures.labels(reason));
   // Every series from the start at 0, so a rate over it exists before the first failure.
-  for (const verdict of fireVerdicts) fireChildren(verdict).inc(0);
-  for (const reason of wakeFailureReasons) failureChildren(reason).inc(0);
+  for (const verdict of fireVerdicts) fires.labels(verdict).inc(0);
+  for (const reason of wakeFailureReasons) failures.labels(reason).inc(0);
   return {
     lateness: (seconds) => lateness.observe(seconds < 0 ? 0 : seconds),
-    fired: (verdict) => fireChildren(verdict).inc(),
-    wakeFailed: (reason) => failureChildren(reason).inc(),
+    fired: (verdict) => fires.labels(verdict).inc(),
+    wakeFailed: (reason) => failures.labels(reason).inc(),
   };
 }

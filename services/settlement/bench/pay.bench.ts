@@ -144,7 +144,15 @@ try {
   if (variants.length > 0) printVariantTable(variants, bestPgbench.tps);
   const live = runChain ? await chainLiveRun({ adminUrl, seconds, concurrency: concurrencies.at(-1) ?? 512, warmUpMs, payers: payerCount }) : undefined;
   if (live) printChainTable(live);
-  if (runObserve) await benchObservability({ adminUrl, concurrency: 256, turnSeconds: Math.max(3, Math.round(seconds / 2)), rounds: 3, payers: payerCount });
+  if (runObserve)
+    await benchObservability({
+      adminUrl,
+      concurrency: 256,
+      turnSeconds: Math.max(3, Math.round(seconds / 2)),
+      warmUpSeconds: 10,
+      rounds: 5,
+      payers: payerCount,
+    });
   // The service's best configuration on PostgreSQL: HTTP on the sequencer's thread, or front threads.
   const threaded = variants.filter((v) => v.engine === 'postgres' && v.rail === 'pay');
   const best = [...threaded.map((v) => ({ rate: v.result.paysPerSecond, how: `${v.concurrency} in flight, ${v.threads} front threads` }))].reduce(

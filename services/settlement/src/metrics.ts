@@ -1,5 +1,5 @@
 import { ServiceError } from '@platform/kit/errors';
-import { labelChildren, type ServiceMetrics } from '@platform/kit/observability/metrics';
+import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { SequencerRole } from './ledger/sequencer.ts';
 
 /** What the gauges read at scrape time (`readSettlementGauges`), all from one read shared by every gauge of a scrape. */
@@ -90,14 +90,12 @@ export function settlementMetrics(metrics: ServiceMetrics, sources?: SettlementM
     help: 'A group commit from sending its statement to the commit, in seconds',
   });
   registerGauges(metrics, sources);
-  const payChildren = labelChildren((outcome) => pays.labels(outcome));
-  const holdChildren = labelChildren((outcome) => holds.labels(outcome));
   // The outcomes every dashboard reads exist at 0 from the start, so a rate over them exists at once.
-  for (const outcome of ['ok', 'unavailable']) payChildren(outcome).inc(0);
-  for (const outcome of [...holdSuccesses, 'unavailable']) holdChildren(outcome).inc(0);
+  for (const outcome of ['ok', 'unavailable']) pays.labels(outcome).inc(0);
+  for (const outcome of [...holdSuccesses, 'unavailable']) holds.labels(outcome).inc(0);
   return {
-    pay: (outcome) => payChildren(outcome).inc(),
-    hold: (outcome, count = 1) => holdChildren(outcome).inc(count),
+    pay: (outcome) => pays.labels(outcome).inc(),
+    hold: (outcome, count = 1) => holds.labels(outcome).inc(count),
     groupCommitted: (commands, seconds) => {
       groupSize.observe(commands);
       groupCommit.observe(seconds);

@@ -1,4 +1,7 @@
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
+import { type CounterMetric, type HistogramMetric, hotCounter, hotHistogram } from './hot-metrics.ts';
+
+export type { CounterChild, CounterMetric, HistogramChild, HistogramMetric } from './hot-metrics.ts';
 
 /**
  * A service's Prometheus metrics: one registry per service instance (tests build several apps in one process), with
@@ -16,9 +19,10 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, t
 export interface ServiceMetrics {
   readonly service: string;
   readonly registry: Registry;
-  counter<L extends string = never>(config: MetricConfig<L>): Counter<L>;
+  /** Counters and histograms step in nanoseconds (hot-metrics.ts); gauges, set at scrape time or seldom, are prom-client's. */
+  counter<L extends string = never>(config: MetricConfig<L>): CounterMetric<L>;
   gauge<L extends string = never>(config: GaugeConfig<L>): Gauge<L>;
-  histogram<L extends string = never>(config: HistogramConfig<L>): Histogram<L>;
+  histogram<L extends string = never>(config: HistogramConfig<L>): HistogramMetric<L>;
   /** The Prometheus text exposition: this service's metrics (its other threads' summed in) and the process's. */
   render(): Promise<string>;
   /** The same as prom-client's JSON (`getMetricsAsJSON`), for a parent that sums its children's (`aggregate-metrics.ts`). */
@@ -74,11 +78,10 @@ export function createServiceMetrics(service: string): ServiceMetrics {
   return {
     service,
     registry,
-    counter: (config) => existing(config.name) ?? new Counter({ ...labelled(config), registers: [registry] }),
+    counter: (config) => existing(config.name) ?? hotCounter(registry, labelled(config)),
     gauge: (config) =>
       existing(config.name) ?? new Gauge({ ...labelled(config), ...(config.collect && { collect: lenient(config.collect) }), registers: [registry] }),
-    histogram: (config) =>
-      existing(config.name) ?? new Histogram({ ...labelled(config), buckets: [...(config.buckets ?? latencyBuckets)], registers: [registry] }),
+    histogram: (config) => existing(config.name) ?? hotHistogram(registry, { ...labelled(config), buckets: config.buckets ?? latencyBuckets }),
     render: async () => (await Registry.merge([processRegistry(), threads.length === 0 ? registry : await summed(registry, threads)]).metrics()) as string,
     json: async () => Registry.merge([processRegistry(), threads.length === 0 ? registry : await summed(registry, threads)]).getMetricsAsJSON(),
     contentType: registry.contentType,
@@ -146,31 +149,11 @@ function processRegistry(): Registry {
 }
 
 /**
- * One thing per value of a closed set, made now: a metric's child per outcome (looked up without prom-client's hash
- * of the label set), or what a caller does with it. Typed by the set, so a value outside it does not compile.
+ * One thing per value of a closed set, made now: a metric's child per outcome (a field, no lookup at all), or what a
+ * caller does with it. Typed by the set, so a value outside it does not compile.
  *
  * @example const woke = byValue(['ready', 'failed'] as const, (outcome) => wakes.labels(outcome)); woke.ready.inc()
  */
 export function byValue<V extends string, T>(values: readonly V[], make: (value: V) => T): Record<V, T> {
   return Object.fromEntries(values.map((value) => [value, make(value)])) as Record<V, T>;
-}
-
-/**
- * A metric's child per label values, made on first use and kept: prom-client hashes the label set on every
- * `labels()` call, so a hot path looks its child up here instead. The values must come from closed sets (the label
- * policy above), which also bounds the map.
- *
- * @example const fires = labelChildren((outcome) => firesTotal.labels(outcome)); fires('delivered').inc()
- */
-export function labelChildren<C>(make: (...values: string[]) => C): (...values: string[]) => C {
-  const children = new Map<string, C>();
-  return (...values) => {
-    const key = values.length === 1 ? (values[0] as string) : values.join('\u0000');
-    let child = children.get(key);
-    if (child === undefined) {
-      child = make(...values);
-      children.set(key, child);
-    }
-    return child;
-  };
 }

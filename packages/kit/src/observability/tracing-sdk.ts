@@ -1,7 +1,8 @@
 import { context, propagation, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -33,16 +34,17 @@ function installProcessWide(): void {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 }
 
-/** One service's provider: its resource, sampler, and a batch processor exporting OTLP/HTTP JSON to the collector. */
+/** One service's provider: its resource, sampler, and a batch processor exporting OTLP/HTTP (protobuf or JSON) to the collector. */
 export function startProvider(settings: TracingSettings, service: string): { tracer: Tracer; shutdown(): Promise<void> } {
   installProcessWide();
   // OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the specification's order), both over the service's own.
   const name = settings.serviceName ?? settings.resourceAttributes[ATTR_SERVICE_NAME] ?? service;
+  const exporterOptions = { url: settings.url, headers: { ...settings.headers }, timeoutMillis: settings.timeoutMs };
   const provider = new NodeTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ ...settings.resourceAttributes, [ATTR_SERVICE_NAME]: name })),
     sampler: samplerOf(settings.sampler),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url, headers: { ...settings.headers }, timeoutMillis: settings.timeoutMs }), {
+      new BatchSpanProcessor(new (settings.protocol === 'http/json' ? JsonExporter : ProtobufExporter)(exporterOptions), {
         scheduledDelayMillis: settings.batch.scheduledDelayMs,
         exportTimeoutMillis: settings.batch.exportTimeoutMs,
         maxQueueSize: settings.batch.maxQueueSize,

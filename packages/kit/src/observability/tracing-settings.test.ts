@@ -18,6 +18,7 @@ test('the standard OTEL_* variables: the endpoints, headers, sampler, resource a
   });
   assert.deepEqual(settings, {
     url: 'http://collector:4318/v1/traces',
+    protocol: 'http/protobuf',
     headers: { 'x-api-key': 'two', 'x-team': 'a b' },
     timeoutMs: 10_000,
     serviceName: 'edge',
@@ -25,6 +26,13 @@ test('the standard OTEL_* variables: the endpoints, headers, sampler, resource a
     sampler: { kind: 'parentbased_traceidratio', ratio: 0.25 },
     batch: { scheduledDelayMs: 100, exportTimeoutMs: 30_000, maxQueueSize: 2_048, maxExportBatchSize: 512 },
   });
+  // Protobuf unless JSON is asked for; the traces variable wins over the general one.
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+  assert.equal(readTracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })?.protocol, 'http/json');
+  assert.equal(
+    readTracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol,
+    'http/protobuf',
+  );
   // The traces endpoint is used as it is written.
   assert.equal(readTracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example/custom' })?.url, 'https://otel.example/custom');
 });
@@ -37,7 +45,10 @@ test('a bad setting names itself, and never echoes a header (it may hold an API 
     () => readTracingSettings({ ...endpoint, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }),
     /OTEL_TRACES_SAMPLER_ARG must be a ratio/,
   );
-  assert.throws(() => readTracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /exports traces as http\/json/);
+  assert.throws(
+    () => readTracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+    /over OTLP\/HTTP, as http\/protobuf or http\/json \(grpc is not offered\), got "grpc"/,
+  );
   assert.throws(() => readTracingSettings({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }), /OTEL_TRACES_EXPORTER must be otlp or none/);
   assert.throws(
     () => readTracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'secret-key-without-name' }),

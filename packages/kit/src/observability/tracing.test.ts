@@ -5,7 +5,7 @@ import { describeSpans, type ReceivedSpan, spanKinds, startOtlpReceiver } from '
 import { createServiceApp, type ServiceApp } from '../http/create-app.ts';
 import { createJsonClient } from '../http/json-client.ts';
 import { createLogger } from '../logger.ts';
-import { inSpan, type ServiceTracing, startTracing, tracedFetch } from './tracing.ts';
+import { continueClientSpan, inSpan, type ServiceTracing, SpanKind, startTracing, tracedFetch } from './tracing.ts';
 
 /*
  * Tracing switched on (tracing-off.test.ts has it off, in a process of its own): two services in this process, as
@@ -148,6 +148,79 @@ describe('tracing on: sampling and a request without a traceparent', () => {
       await receiver.close();
     }
   });
+});
+
+describe("a model call span that is its HTTP call's client span", () => {
+  test('the upstream gets the model call span as its parent; its server and a refusal are on that span, and no span is added', async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'calling');
+    const sent: Record<string, unknown>[] = [];
+    try {
+      const outside: Record<string, unknown> = {};
+      continueClientSpan(new URL('http://127.0.0.1:9/v1'), outside).end(200);
+      assert.deepEqual(outside, {}, 'outside any span it writes nothing');
+      for (const status of [200, 429])
+        await tracing.span(`chat m${status}`, { kind: SpanKind.CLIENT }, async () => {
+          const headers: Record<string, unknown> = {};
+          const call = continueClientSpan(new URL('https://models.example:8443/v1'), headers);
+          call.end(status);
+          call.end(500);
+          sent.push(headers);
+        });
+      await tracing.shutdown();
+      const spans = receiver.spans();
+      assert.deepEqual(
+        spans.map((span) => span.name),
+        ['chat m200', 'chat m429'],
+      );
+      for (const [i, span] of spans.entries()) {
+        assert.equal(sent[i]?.traceparent, `00-${span.traceId}-${span.spanId}-01`);
+        assert.deepEqual([span.attributes['server.address'], span.attributes['server.port']], ['models.example', 8443]);
+      }
+      assert.deepEqual(
+        spans.map((span) => [span.attributes['http.response.status_code'], span.status, span.attributes['error.type']]),
+        [
+          [200, 0, undefined],
+          [429, 2, '429'],
+        ],
+        'the first end counts; a refusal fails the span',
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('the two OTLP encodings, read by a test collector and counted by a bench one', () => {
+  for (const protocol of ['http/protobuf', 'http/json'])
+    test(`${protocol}: the spans arrive whole, and a counting receiver counts exactly them`, async () => {
+      const keeping = await startOtlpReceiver();
+      const counting = await startOtlpReceiver({ keep: false });
+      const receivers = [keeping, counting];
+      const services = await Promise.all(
+        receivers.map((receiver) => startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol }, 'counted')),
+      );
+      try {
+        for (const tracing of services)
+          for (let i = 0; i < 7; i++)
+            await tracing.span(`work ${i}`, { attributes: { kind: 'a value named kind', 'step.kind': i, ratio: 0.5, done: true } }, async (span) => {
+              span.addEvent('kind', { kind: 'an event' });
+              await inSpan('inner', { kind: SpanKind.CLIENT }, () => undefined);
+            });
+        await Promise.all(services.map((tracing) => tracing.shutdown()));
+        const encoding = protocol === 'http/json' ? 'json' : 'protobuf';
+        for (const receiver of receivers) assert.deepEqual(receiver.encodings(), { [encoding]: 1 });
+        const spans = keeping.spans();
+        assert.deepEqual([spans.length, keeping.received(), counting.received(), counting.spans().length], [14, 14, 14, 0]);
+        const outer = spans.find((span) => span.name === 'work 3');
+        const inner = spans.find((span) => span.name === 'inner' && span.parentSpanId === outer?.spanId);
+        assert.deepEqual(outer?.attributes, { kind: 'a value named kind', 'step.kind': 3, ratio: 0.5, done: true });
+        assert.deepEqual([outer?.service, outer?.kind, outer?.parentSpanId, inner?.kind, inner?.traceId], ['counted', 1, undefined, 3, outer?.traceId]);
+        assert.match(outer?.traceId ?? '', /^[0-9a-f]{32}$/);
+      } finally {
+        await Promise.all(receivers.map((receiver) => receiver.close()));
+      }
+    });
 });
 
 /** A JSON POST whose body is written in parts, each after the server has seen the one before (as a slow client sends it). */

@@ -1,5 +1,5 @@
 import type { Clock } from '@platform/kit/clock';
-import { startClientSpan } from '@platform/kit/observability/tracing';
+import { continueClientSpan } from '@platform/kit/observability/tracing';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../http/openai-errors.ts';
 import { Watchdog } from './watchdog.ts';
@@ -93,7 +93,8 @@ export class UpstreamClient {
     };
     if (apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
     const fullPath = `${this.#base.pathname === '/' ? '' : this.#base.pathname}${path}`;
-    const span = startClientSpan('POST', `${this.#base.origin}${fullPath}`, headers);
+    // The model call's span (gateway-calls.ts) is this request's client span: the upstream sees it as its parent.
+    const span = continueClientSpan(this.#base, headers);
     return new Promise<UpstreamExchange>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let exchange: Exchange | undefined;
