@@ -1,7 +1,8 @@
 /*
  * OTLP's protobuf encoding of a trace export (opentelemetry-proto's trace/v1 and common/v1 messages), read as far as
  * a test's collector needs: each span's service, ids, parent, name, kind, attributes and status; or only how many
- * spans there are, for a bench's collector. The field numbers are the .proto files'.
+ * spans there are, for a bench's collector. The field numbers are the .proto files'. An int attribute is read as a
+ * non-negative varint: a negative one (ten bytes, two's complement) would read as a huge number; no test sends one.
  */
 
 /** One span as the JSON encoding spells it (ids in hex), so both encodings feed the same reader. */
@@ -56,8 +57,10 @@ function* fieldsOf(message: Buffer): Generator<Field> {
       if (at + length > message.length) throw new Error('truncated field');
       yield { number, value: undefined, bytes: message.subarray(at, at + length) };
       at += length;
-    } else if (wire === 5) at += 4;
-    else throw new Error(`wire type ${wire}`);
+    } else if (wire === 5) {
+      if (at + 4 > message.length) throw new Error('truncated fixed32');
+      at += 4;
+    } else throw new Error(`wire type ${wire}`);
   }
 }
 

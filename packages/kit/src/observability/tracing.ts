@@ -161,7 +161,7 @@ export function startClientSpan(method: string, url: URL | string, headers: Reco
       attributes: {
         'http.request.method': method,
         'server.address': target.hostname,
-        'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+        'server.port': portOf(target),
         // Without the query, which may carry a credential.
         'url.full': `${target.origin}${target.pathname}`,
       },
@@ -169,6 +169,19 @@ export function startClientSpan(method: string, url: URL | string, headers: Reco
     context.active(),
   );
   propagation.inject(active, headers);
+  return clientSpanOutcome(span, true);
+}
+
+/** The port a URL names, or its scheme's. */
+function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+}
+
+/**
+ * A client span's `end`, counted once: the answer's status, or the error that prevented one; `ends` false leaves
+ * ending the span to its owner (continueClientSpan).
+ */
+function clientSpanOutcome(span: Span, ends: boolean): ClientSpan {
   let ended = false;
   return {
     end(status, error) {
@@ -181,7 +194,7 @@ export function startClientSpan(method: string, url: URL | string, headers: Reco
         span.setAttribute('error.type', String(status));
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
-      span.end();
+      if (ends) span.end();
     },
   };
 }
@@ -200,21 +213,9 @@ export function continueClientSpan(server: URL, headers: Record<string, unknown>
   const active = context.active();
   const span = trace.getSpan(active) as Span;
   span.setAttribute('server.address', server.hostname);
-  span.setAttribute('server.port', Number(server.port || (server.protocol === 'https:' ? 443 : 80)));
+  span.setAttribute('server.port', portOf(server));
   propagation.inject(active, headers);
-  let ended = false;
-  return {
-    end(status, error) {
-      if (ended) return;
-      ended = true;
-      if (status !== undefined) span.setAttribute('http.response.status_code', status);
-      if (error !== undefined) failed(span, error);
-      else if (status !== undefined && status >= 400) {
-        span.setAttribute('error.type', String(status));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-    },
-  };
+  return clientSpanOutcome(span, false);
 }
 
 /**
