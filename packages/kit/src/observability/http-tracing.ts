@@ -23,29 +23,30 @@ export function installHttpTracing(app: FastifyInstance, tracing: ServiceTracing
       route === undefined ? request.method : `${request.method} ${route}`,
       {
         kind: SpanKind.SERVER,
-        attributes: {
+        attributes: () => ({
           'http.request.method': request.method,
           ...(route === undefined ? {} : { 'http.route': route }),
           // The path only: a query string may carry a credential.
           'url.path': request.url.split('?', 1)[0] as string,
           'url.scheme': request.protocol,
-        },
+        }),
       },
       extractTraceContext(request.headers),
     );
     request.traceContext = active;
     // `close` comes after the last byte, after a hijacked reply too (the router's proxy, the gateway's streams), and
-    // when the client left first.
-    reply.raw.once('close', () => {
-      const status = reply.raw.statusCode;
-      span.setAttribute('http.response.status_code', status);
-      if (!reply.raw.writableFinished) failed(span, new Error('the connection closed before the answer was complete'));
-      else if (status >= 500) {
-        span.setAttribute('error.type', String(status));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    });
+    // when the client left first. An unsampled request's span records nothing: no listener for it.
+    if (span.isRecording())
+      reply.raw.once('close', () => {
+        const status = reply.raw.statusCode;
+        span.setAttribute('http.response.status_code', status);
+        if (!reply.raw.writableFinished) failed(span, new Error('the connection closed before the answer was complete'));
+        else if (status >= 500) {
+          span.setAttribute('error.type', String(status));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      });
     context.with(active, done);
   });
   // The body arrives in the socket's callbacks, outside the context: the route's own hooks and its handler run in it again.

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { context, createContextKey } from '@opentelemetry/api';
 import { describeSpans, type ReceivedSpan, spanKinds, startOtlpReceiver } from '@platform/testkit/otlp-receiver';
 import { createServiceApp, type ServiceApp } from '../http/create-app.ts';
 import { createJsonClient } from '../http/json-client.ts';
 import { createLogger } from '../logger.ts';
-import { continueClientSpan, inSpan, type ServiceTracing, SpanKind, startTracing, tracedFetch } from './tracing.ts';
+import { continueClientSpan, inSpan, type ServiceTracing, SpanKind, startClientSpan, startTracing, tracedFetch } from './tracing.ts';
 
 /*
  * Tracing switched on (tracing-off.test.ts has it off, in a process of its own): two services in this process, as
@@ -145,6 +146,85 @@ describe('tracing on: sampling and a request without a traceparent', () => {
       assert.equal(root?.parentSpanId, undefined);
     } finally {
       await app.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('tracing on: the work of an unsampled request', () => {
+  test('spans under an unrecorded span build no attributes and record nothing, and every call passes the one trace on unsampled', async () => {
+    const receiver = await startOtlpReceiver();
+    // Every trace this service starts is unsampled (a ratio of 0), as nine in ten are at a ratio of 0.1.
+    const tracing = await startTracing(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+      'quiet',
+    );
+    const app = createServiceApp({ logger: createLogger({ level: 'silent', service: 'quiet' }), bodyLimit: 1024, api: undefined, tracing });
+    let attributesBuilt = 0;
+    const passedOn: string[] = [];
+    const mark = createContextKey('test.mark');
+    app.get('/v1/work', async () => {
+      const seen = await inSpan('step', { attributes: () => ({ 'platform.step': String(++attributesBuilt) }) }, async (span) => {
+        assert.equal(span.isRecording(), false);
+        // Values set by other code in the span's context are read through it, and a deleted one is gone.
+        const marked = context.active().setValue(mark, 'here');
+        assert.equal(marked.getValue(mark), 'here');
+        assert.equal(marked.deleteValue(mark).getValue(mark), undefined);
+        for (const target of ['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b']) {
+          const headers: Record<string, string> = {};
+          const call = context.with(marked, () => startClientSpan('GET', target, headers));
+          call.end(200);
+          passedOn.push(headers.traceparent as string);
+        }
+        return context.with(marked, () => inSpan('inner', {}, () => context.active().getValue(mark)));
+      });
+      return { ok: true, data: seen };
+    });
+    try {
+      const answer = await app.inject({ method: 'GET', url: '/v1/work' });
+      assert.deepEqual(answer.json(), { ok: true, data: 'here' });
+      await tracing.shutdown();
+      assert.equal(attributesBuilt, 0, 'no attributes built for spans that are not recorded');
+      assert.equal(passedOn.length, 2);
+      const [first, second] = passedOn.map((traceparent) => traceparentFormat.exec(traceparent));
+      assert.ok(first && second, `traceparents: ${passedOn.join(', ')}`);
+      assert.equal(first[1], second[1], 'one trace');
+      assert.ok(
+        passedOn.every((traceparent) => traceparent.endsWith('-00')),
+        'passed on unsampled',
+      );
+      assert.equal(receiver.spans().length, 0);
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
+  });
+
+  test('a sampled span builds its attributes once, and its children are recorded under it', async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'loud');
+    let attributesBuilt = 0;
+    try {
+      await inSpan('outside', {}, () => undefined); // no span of this service is active: only runs the work
+      await tracing.span('outer', { attributes: () => ({ 'platform.step': String(++attributesBuilt) }) }, () =>
+        inSpan('inner', { attributes: { 'platform.inner': true } }, async () => {
+          throw new Error('inner failed');
+        }).catch(() => 'handled'),
+      );
+      await tracing.shutdown();
+      assert.equal(attributesBuilt, 1);
+      const spans = receiver.spans();
+      const outer = spans.find((span) => span.name === 'outer');
+      const inner = spans.find((span) => span.name === 'inner');
+      assert.equal(outer?.attributes['platform.step'], '1');
+      assert.equal(inner?.parentSpanId, outer?.spanId);
+      assert.equal(inner?.attributes['platform.inner'], true);
+      assert.equal(inner?.attributes['error.type'], 'Error');
+      assert.equal(
+        spans.some((span) => span.name === 'outside'),
+        false,
+      );
+    } finally {
       await receiver.close();
     }
   });

@@ -166,12 +166,12 @@ export class GatewayCalls {
       // The model call's span (GenAI conventions): what was asked, then the tokens the answer used and what they cost.
       return await inSpan(
         `${operation} ${plan.model}`,
-        { kind: SpanKind.CLIENT, attributes: modelCallAttributes({ operation, model: plan.model, slot: plan.headers.slot }) },
+        { kind: SpanKind.CLIENT, attributes: () => modelCallAttributes({ operation, model: plan.model, slot: plan.headers.slot }) },
         async (span) => {
           if (plan.metering) reservation = await this.#deps.meter.reserve(plan.metering.call, plan.metering.projection);
           const served = plan.stream ? await this.#stream(plan, model, reservation, reply) : await this.#whole(plan, model, reservation, reply);
           const usage = served.usage;
-          if (usage !== undefined)
+          if (usage !== undefined && span.isRecording())
             span.setAttributes(
               modelUsageAttributes({
                 inputTokens: usage.inputTokens,
