@@ -12,8 +12,9 @@ import { p50 } from './stats.ts';
  * (A1 B1 C1 D1 A2 … D2, then rotated), so a machine whose speed drifts within the minute (ours do) moves all alike; each
  * figure is the median of its turns. Two processes a way, because two processes of the very same service, same
  * settings, differed by 6 to 13 % in one run with one each (code layout, where the kernel puts them): more than the
- * costs measured. `BENCH_OBSERVE_SAME=1` runs the check: the metrics slots get no metrics either, and the table shows
- * what two identical setups differ by on this machine.
+ * costs measured. A cost is the median of the rounds' costs, each read between the two setups' turns of one round
+ * (`pairedCost`). `BENCH_OBSERVE_SAME=1` runs the check: the metrics slots get no metrics either, and the table shows
+ * what two identical setups differ by on this machine; `BENCH_OBSERVE_ROUNDS` sets the rounds.
  */
 
 /**
@@ -37,6 +38,8 @@ export interface ObservabilityRow {
   perSecond: number;
   microsCpuPerOp: number;
   turns: number[];
+  /** The setup's mean throughput in each round (its two processes' turns), for costs paired by round. */
+  byRound: number[];
 }
 
 /** One process of one setup. */
@@ -55,6 +58,9 @@ export const observabilitySlots: readonly ObservabilitySlot[] = [1, 2].flatMap((
 
 /** The A/A check (BENCH_OBSERVE_SAME=1): the metrics setup is the off setup again. */
 const sameCheck = process.env.BENCH_OBSERVE_SAME === '1';
+
+/** Rounds of turns (BENCH_OBSERVE_ROUNDS, default 5): more narrow the median of a noisy machine's rounds. */
+export const observabilityRounds = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 5);
 
 /** The setting each setup adds to a service's environment. */
 export function observabilityEnv(setup: ObservabilitySetup, receiver: OtlpReceiver): Env {
@@ -97,7 +103,7 @@ export function scrapeEvery(url: string, everyMs = 1_000): { stop: () => { scrap
 
 /**
  * Warms every slot (`warmUp`: load for a while, then analyze its database), then runs `turn(slot)` for every slot in
- * rotating order, `rounds` times, and gives each setup's median over its slots' turns.
+ * rotating order, `rounds` times, and gives each setup's median over its slots' turns, and its mean in each round.
  *
  * @example const rows = await inTurns(3, (slot) => warm(services[slot.label]), (slot) => measureCapacity(services[slot.label]))
  */
@@ -107,21 +113,35 @@ export async function inTurns(
   turn: (slot: ObservabilitySlot) => Promise<TurnResult>,
 ): Promise<ObservabilityRow[]> {
   for (const slot of observabilitySlots) await warmUp(slot);
-  const results = new Map<ObservabilitySetup, TurnResult[]>(observabilitySetups.map((setup) => [setup, []]));
-  for (let round = 0; round < rounds; round++)
+  const results = new Map<ObservabilitySetup, TurnResult[][]>(observabilitySetups.map((setup) => [setup, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const perRound of results.values()) perRound.push([]);
     for (let i = 0; i < observabilitySlots.length; i++) {
       const slot = observabilitySlots[(round + i) % observabilitySlots.length] as ObservabilitySlot;
-      results.get(slot.setup)?.push(await turn(slot));
+      results.get(slot.setup)?.[round]?.push(await turn(slot));
     }
+  }
   return observabilitySetups.map((setup) => {
-    const turns = results.get(setup) ?? [];
+    const perRound = results.get(setup) ?? [];
+    const turns = perRound.flat();
     return {
       setup,
       perSecond: p50(turns.map((t) => t.perSecond)),
       microsCpuPerOp: p50(turns.map((t) => t.microsCpuPerOp ?? Number.NaN).filter((v) => !Number.isNaN(v))),
       turns: turns.map((t) => t.perSecond),
+      byRound: perRound.map((round) => round.reduce((sum, t) => sum + t.perSecond, 0) / round.length),
     };
   });
+}
+
+/**
+ * What `to` costs against `from`, in percent of throughput: the median over rounds of each round's cost, both setups
+ * measured within the same round. A shared machine drifts over minutes (the same setup's turns spread by a third on
+ * the AMD EPYC class), and a round takes half a minute, so a cost is read between turns close in time.
+ */
+export function pairedCost(from: ObservabilityRow, to: ObservabilityRow): { median: number; low: number; high: number } {
+  const costs = from.byRound.map((base, round) => (1 - (to.byRound[round] as number) / base) * 100);
+  return { median: p50(costs), low: Math.min(...costs), high: Math.max(...costs) };
 }
 
 /** The issue's targets: metrics cost under 3 % of throughput, tracing (on top of metrics) under 10 %. */
@@ -134,12 +154,12 @@ export function printObservabilityTable(
   notes: { spans: number; scrapes: number; scrapeFailures: number },
 ): void {
   const [off, metrics, traced, sampled] = rows as [ObservabilityRow, ObservabilityRow, ObservabilityRow, ObservabilityRow];
-  const cost = (from: ObservabilityRow, to: ObservabilityRow) => (1 - to.perSecond / from.perSecond) * 100;
   console.log(
-    `\nobservability cost: ${what}, medians of ${off.turns.length} turns each (two processes a setup), taken in turns${sameCheck ? '; BENCH_OBSERVE_SAME=1: the metrics row is the off setup again' : ''}`,
+    `\nobservability cost: ${what}, ${off.byRound.length} rounds of turns (two processes a setup, one turn each a round); cost: the median of the rounds' costs, each between turns of the same round${sameCheck ? '; BENCH_OBSERVE_SAME=1: the metrics row is the off setup again' : ''}`,
   );
-  console.log(`| setup | ${what}/s | vs off | cost | µs CPU per op | turns, slowest–fastest |`);
-  console.log('|---|---:|---:|---:|---:|---|');
+  console.log(`| setup | ${what}/s (median turn) | vs off | cost, paired by round | rounds' costs, lowest–highest | µs CPU per op | turns, slowest–fastest |`);
+  console.log('|---|---:|---:|---:|---|---:|---|');
+  const percent = (value: number) => `${value.toFixed(1)} %`;
   for (const [row, before] of [
     [off, undefined],
     [metrics, off],
@@ -147,15 +167,17 @@ export function printObservabilityTable(
     [sampled, metrics],
   ] as const) {
     const vsOff = (row.perSecond / off.perSecond).toFixed(3);
-    const added = before ? `${cost(before, row).toFixed(1)} %${before === off ? '' : ' (vs metrics)'}` : '–';
+    const cost = before ? pairedCost(before, row) : undefined;
+    const added = cost ? `${percent(cost.median)}${before === off ? '' : ' (vs metrics)'}` : '–';
+    const spread = cost ? `${percent(cost.low)} – ${percent(cost.high)}` : '–';
     const cpu = Number.isNaN(row.microsCpuPerOp) ? '–' : row.microsCpuPerOp.toFixed(0);
     console.log(
-      `| ${row.setup} | ${Math.round(row.perSecond)} | ${vsOff}x | ${added} | ${cpu} | ${Math.round(Math.min(...row.turns))}–${Math.round(Math.max(...row.turns))} |`,
+      `| ${row.setup} | ${Math.round(row.perSecond)} | ${vsOff}x | ${added} | ${spread} | ${cpu} | ${Math.round(Math.min(...row.turns))}–${Math.round(Math.max(...row.turns))} |`,
     );
   }
   console.log(`spans received: ${notes.spans}; scrapes: ${notes.scrapes}, failed: ${notes.scrapeFailures}`);
   const judge = (measured: number, limit: number) => `${measured.toFixed(1)} % (target < ${limit} %: ${measured < limit ? 'met' : 'NOT MET'})`;
   console.log(
-    `metrics cost ${judge(cost(off, metrics), observabilityTargets.metricsPercent)}; tracing cost ${judge(cost(metrics, traced), observabilityTargets.tracingPercent)}; one call in ten traced: ${cost(metrics, sampled).toFixed(1)} %`,
+    `metrics cost ${judge(pairedCost(off, metrics).median, observabilityTargets.metricsPercent)}; tracing cost ${judge(pairedCost(metrics, traced).median, observabilityTargets.tracingPercent)}; one call in ten traced: ${percent(pairedCost(metrics, sampled).median)}`,
   );
 }

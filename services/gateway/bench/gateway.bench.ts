@@ -22,6 +22,7 @@ import { defaultModelIds } from '@platform/kit/model-labels';
 import { benchPreamble } from '@platform/testkit/bench-machine';
 import { cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
 import { silentLogger } from '@platform/testkit/databases';
+import { observabilityRounds } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
 import type { GatewaySchema } from '../src/db/schema.ts';
@@ -96,7 +97,7 @@ try {
       concurrency: 128,
       turnSeconds: Math.max(3, Math.round(seconds / 2)),
       warmUpSeconds: 10,
-      rounds: 5,
+      rounds: observabilityRounds,
       execArgv: profileArgs(),
     });
   if (results.length > 0)

@@ -3,6 +3,7 @@ import { createServiceApp, type ObservabilityDeps, observabilityOptions } from '
 import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { rateLimit } from '@platform/kit/http/rate-limit';
+import { routeOf } from '@platform/kit/http/route-of';
 import { requireCaller } from './http/caller-auth.ts';
 import { marketplaceFailureEnvelope } from './http/errors.ts';
 import { documentDeveloperSecurity } from './http/route-security.ts';
@@ -35,7 +36,7 @@ export function buildApp(deps: AppDeps) {
   // First: the public routes that write a nonce row per call are limited per address before anything else runs.
   rateLimit(app, {
     classes: { auth: deps.config.authRate },
-    classify: (request) => (authRoutes.has(request.routeOptions.url ?? '') ? 'auth' : undefined),
+    classify: (request) => (authRoutes.has(routeOf(request).url ?? '') ? 'auth' : undefined),
     clock: deps.clock,
   });
   requireCaller(app, { tokenKey: deps.tokenKey, clock: deps.clock, prefixes: callerRoutePrefixes });

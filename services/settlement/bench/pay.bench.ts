@@ -13,6 +13,7 @@
  *   BENCH_CHAIN         0 skips the runs with the vault live
  *   BENCH_HTTP_THREADS  front threads for the main runs (default 0: HTTP on the sequencer's thread)
  *   BENCH_OBSERVE       0 skips what metrics and tracing cost (bench/observability.ts)
+ *   BENCH_MAIN          0 skips everything else, for what metrics and tracing cost alone
  * Then the same pays with front threads, on embedded PGlite, and the marketplace's hold rail, each on a fresh database;
  * then with the vault live on a local anvil node (every batch anchored), anchoring gas per batch and deposit-to-credit latency.
  */
@@ -24,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { benchPreamble } from '@platform/testkit/bench-machine';
 import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '@platform/testkit/cpu';
+import { observabilityRounds } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import pg from 'pg';
 import { type ChainLiveResult, chainLiveRun } from './chain-live.ts';
@@ -45,6 +47,7 @@ const targets = { paysPerSecond: 5_000, p99Ms: 25, vsPgbench: 3, pglitePaysPerSe
 const runVariants = process.env.BENCH_VARIANTS !== '0';
 const runChain = process.env.BENCH_CHAIN !== '0';
 const runObserve = process.env.BENCH_OBSERVE !== '0';
+const mainRun = process.env.BENCH_MAIN !== '0';
 const pgbenchPath = process.env.PGBENCH ?? '/usr/bin/pgbench';
 const profileDir = process.env.BENCH_PROFILE;
 const mainThreads = Number(process.env.BENCH_HTTP_THREADS ?? 0);
@@ -97,6 +100,22 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 try {
+  if (mainRun) await mainRuns();
+  if (runObserve)
+    await benchObservability({
+      adminUrl,
+      concurrency: 256,
+      turnSeconds: Math.max(3, Math.round(seconds / 2)),
+      warmUpSeconds: 10,
+      rounds: observabilityRounds,
+      payers: payerCount,
+    });
+} finally {
+  await cleanup();
+}
+
+/** The pays over HTTP, pgbench beside them, the variants and the chain, and the targets judged. */
+async function mainRuns(): Promise<void> {
   db = await createTempDatabase(adminUrl);
   service = await startSettlementProcess(
     benchServiceEnv(db.url, dataDir, mainThreads),
@@ -144,15 +163,6 @@ try {
   if (variants.length > 0) printVariantTable(variants, bestPgbench.tps);
   const live = runChain ? await chainLiveRun({ adminUrl, seconds, concurrency: concurrencies.at(-1) ?? 512, warmUpMs, payers: payerCount }) : undefined;
   if (live) printChainTable(live);
-  if (runObserve)
-    await benchObservability({
-      adminUrl,
-      concurrency: 256,
-      turnSeconds: Math.max(3, Math.round(seconds / 2)),
-      warmUpSeconds: 10,
-      rounds: 5,
-      payers: payerCount,
-    });
   // The service's best configuration on PostgreSQL: HTTP on the sequencer's thread, or front threads.
   const threaded = variants.filter((v) => v.engine === 'postgres' && v.rail === 'pay');
   const best = [...threaded.map((v) => ({ rate: v.result.paysPerSecond, how: `${v.concurrency} in flight, ${v.threads} front threads` }))].reduce(
@@ -190,8 +200,6 @@ try {
       `${Math.round(pglite.result.paysPerSecond)} pays/s (${pglite.concurrency} in flight, ${pglite.threads} front threads)`,
       pglite.result.paysPerSecond >= targets.pglitePaysPerSecond,
     );
-} finally {
-  await cleanup();
 }
 
 /** pgbench -i -s 10, then tpcb-like runs at each client count; CPU sampled inside the run (its backends exit with it). */

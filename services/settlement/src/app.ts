@@ -8,6 +8,7 @@ import { registerHandshakeRoutes } from '@platform/kit/http/handshake-routes';
 import { registerHealthRoutes } from '@platform/kit/http/health-routes';
 import { requirePrincipal } from '@platform/kit/http/principal';
 import { rateLimit, type TakeToken } from '@platform/kit/http/rate-limit';
+import { routeOf } from '@platform/kit/http/route-of';
 import { bearerFrom, requireTransportBearer } from '@platform/kit/http/transport-bearer';
 import { metricsPath } from '@platform/kit/observability/metrics';
 import type { FastifyRequest } from 'fastify';
@@ -94,7 +95,7 @@ export function rateClassFor(transportToken: string) {
 }
 
 function rateClass(request: FastifyRequest): 'read' | 'write' | 'auth' | undefined {
-  const url = request.routeOptions.url;
+  const url = routeOf(request).url;
   if (url === undefined || unlimited.has(url)) return undefined;
   if (url.startsWith('/v1/agent/auth/')) return 'auth';
   return request.method === 'GET' ? 'read' : 'write';

@@ -13,6 +13,7 @@ import { installErrorHandling, logFailure, toServiceError } from './error-handle
 import { inputProblem } from './input-text.ts';
 import { type ApiInfo, installApiDocs } from './openapi.ts';
 import { installResponseCheck } from './response-check.ts';
+import { routeOf } from './route-of.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface CreateAppOptions {
@@ -121,6 +122,7 @@ export function createServiceApp(options: CreateAppOptions) {
     clientErrorHandler: (error, socket) => answerClientError(error, socket, envelope.render),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('routeOptionsRead', undefined);
   // First, so every hook after it runs inside the request's span.
   if (options.tracing?.enabled) installHttpTracing(app, options.tracing);
   const metrics = options.metrics ?? createServiceMetrics(options.api?.title ?? 'service');
@@ -142,7 +144,7 @@ export function createServiceApp(options: CreateAppOptions) {
   // A POST with no body at all reaches validation as `undefined`; read it as `{}` so a route whose fields are all
   // optional accepts it and one with required fields names the missing field rather than "body must be object".
   app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
+    if (request.body === undefined && routeOf(request).schema?.body !== undefined) request.body = {};
     refuseUnstorableInput(request);
   });
   installErrorHandling(app, envelope.render);
@@ -175,10 +177,10 @@ function refuseUnstorableInput(request: FastifyRequest): void {
  * checks it itself).
  */
 function bodyNotTaken(request: FastifyRequest) {
-  if (request.routeOptions.schema?.body !== undefined) return undefined;
+  if (routeOf(request).schema?.body !== undefined) return undefined;
   const body = request.body;
   if (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0) return undefined;
-  return invalidRequest(`${request.method} ${request.routeOptions.url} takes no request body`);
+  return invalidRequest(`${request.method} ${routeOf(request).url} takes no request body`);
 }
 
 function isParsedJson(body: unknown): boolean {

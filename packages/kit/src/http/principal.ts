@@ -4,6 +4,7 @@ import { type PrincipalClaims, rememberingVerifier } from '../auth/principal-tok
 import { type Clock, unixSeconds } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
 import { documentSecurity } from './openapi.ts';
+import { routeOf } from './route-of.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,7 +48,7 @@ export function requirePrincipal(app: FastifyInstance, options: PrincipalOptions
     },
   );
   app.addHook('onRequest', async (request) => {
-    const url = request.routeOptions.url ?? '';
+    const url = routeOf(request).url ?? '';
     const optional = options.optional?.includes(url) ?? false;
     if (!optional && !options.prefixes.some((prefix) => url.startsWith(prefix))) return;
     const raw = request.headers[header];

@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { routeOf } from './route-of.ts';
 import { compileStrict } from './validation.ts';
 
 let checking = false;
@@ -22,7 +23,7 @@ export function installResponseCheck(app: FastifyInstance): void {
   if (!checking && process.env.PLATFORM_CHECK_RESPONSES !== '1') return;
   const compiled = new WeakMap<object, ValidateFunction>();
   app.addHook('preSerialization', async (request, reply, payload) => {
-    const responses = request.routeOptions.schema?.response as Record<string, object> | undefined;
+    const responses = routeOf(request).schema?.response as Record<string, object> | undefined;
     const status = String(reply.statusCode);
     const schema = jsonSchemaOf(responses?.[status] ?? responses?.[`${status[0]}xx`] ?? responses?.default, reply);
     if (schema === undefined) return payload;
@@ -35,7 +36,7 @@ export function installResponseCheck(app: FastifyInstance): void {
     const sent = JSON.parse(JSON.stringify(payload));
     if (!validate(sent)) {
       const reason = (validate.errors ?? []).map((error) => `response${error.instancePath} ${error.message}`).join(', ');
-      throw new Error(`${request.method} ${request.routeOptions.url} answered ${status} outside its response schema: ${reason}`);
+      throw new Error(`${request.method} ${routeOf(request).url} answered ${status} outside its response schema: ${reason}`);
     }
     return payload;
   });

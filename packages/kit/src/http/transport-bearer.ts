@@ -4,6 +4,7 @@ import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
 import { metricsPath } from '../observability/metrics.ts';
 import { apiDocsPaths, documentSecurity } from './openapi.ts';
+import { routeOf } from './route-of.ts';
 
 export interface TransportBearerOptions {
   /** The shared fleet token; empty means every path is open (loopback or development only). */
@@ -51,7 +52,7 @@ export function requireTransportBearer(app: FastifyInstance, options: TransportB
     publicPaths.has(route.url) ? false : 'required',
   );
   app.addHook('onRequest', async (request) => {
-    if (publicPaths.has(request.routeOptions.url ?? '')) return;
+    if (publicPaths.has(routeOf(request).url ?? '')) return;
     const presented = bearerFrom(request);
     if (presented === undefined) throw new ServiceError('unauthorized', 'missing transport bearer (Authorization: Bearer <token>)');
     const owners = options.owners;

@@ -1,13 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual } from '../auth/safe-equal.ts';
 import { ServiceError } from '../errors.ts';
+import { routeOf } from '../http/route-of.ts';
 import { bearerFrom } from '../http/transport-bearer.ts';
+import type { CounterChild, HistogramChild } from './hot-metrics.ts';
 import { boundedLabel, metricsPath, type ServiceMetrics } from './metrics.ts';
 
 const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 type Labels = 'method' | 'route' | 'status_class';
-// By the status' hundreds: no string made per request.
+// By the status' hundreds: no string made per request; a status past 599 is `other`.
 const statusClasses: readonly string[] = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
+// The key of a route without a config of its own (Fastify gives every route one; this is for safety).
+const noConfig = {};
+
+interface RouteSeries {
+  requests: CounterChild;
+  duration: HistogramChild;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -51,20 +60,40 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
   });
   app.decorateRequest('metricsStartedAt', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config?.httpMetrics !== false) {
+    if (routeOf(request).config?.httpMetrics !== false) {
       request.metricsStartedAt = performance.now();
       inFlight++;
     }
     done();
   });
+  // Each route's series, by method and status class, found once: a request steps them without building its labels
+  // or their key (garbage a busy service's young collections would step over).
+  const seriesOfRoute = new WeakMap<object, Map<string, RouteSeries[]>>();
+  const seriesOf = (request: FastifyRequest, status: number): RouteSeries => {
+    const route = routeOf(request);
+    const method = boundedLabel(request.method, httpMethods);
+    const statusClass = Math.min(Math.max(Math.floor(status / 100), 0), statusClasses.length);
+    const config = route.config ?? noConfig;
+    let byMethod = seriesOfRoute.get(config);
+    if (byMethod === undefined) seriesOfRoute.set(config, (byMethod = new Map()));
+    let byClass = byMethod.get(method);
+    if (byClass === undefined) byMethod.set(method, (byClass = []));
+    let series = byClass[statusClass];
+    if (series === undefined) {
+      const labels = [method, route.url ?? 'unmatched', statusClasses[statusClass] ?? 'other'];
+      series = { requests: requests.labels(...labels), duration: duration.labels(...labels) };
+      byClass[statusClass] = series;
+    }
+    return series;
+  };
   const finish = (request: FastifyRequest, status: number) => {
     const startedAt = request.metricsStartedAt;
     if (startedAt === undefined) return;
     request.metricsStartedAt = undefined;
     inFlight--;
-    const labels = [boundedLabel(request.method, httpMethods), request.routeOptions.url ?? 'unmatched', statusClasses[Math.floor(status / 100)] ?? 'other'];
-    requests.labels(...labels).inc();
-    duration.labels(...labels).observe((performance.now() - startedAt) / 1000);
+    const series = seriesOf(request, status);
+    series.requests.inc();
+    series.duration.observe((performance.now() - startedAt) / 1000);
   };
   app.addHook('onResponse', (request, reply, done) => {
     finish(request, reply.statusCode);

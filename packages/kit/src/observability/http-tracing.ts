@@ -1,5 +1,6 @@
 import { context } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
+import { routeOf } from '../http/route-of.ts';
 import { type Context, extractTraceContext, failed, type ServiceTracing, SpanKind, SpanStatusCode } from './tracing.ts';
 
 declare module 'fastify' {
@@ -18,7 +19,7 @@ declare module 'fastify' {
 export function installHttpTracing(app: FastifyInstance, tracing: ServiceTracing): void {
   app.decorateRequest('traceContext', undefined);
   app.addHook('onRequest', (request, reply, done) => {
-    const route = request.routeOptions.url;
+    const route = routeOf(request).url;
     const { span, context: active } = tracing.startSpan(
       route === undefined ? request.method : `${request.method} ${route}`,
       {

@@ -2,6 +2,7 @@ import { anyActor, mayActAs } from '@platform/kit/auth/owner-actor';
 import type { OwnerTokens } from '@platform/kit/auth/owner-token';
 import { safeEqual } from '@platform/kit/auth/safe-equal';
 import { documentSecurity } from '@platform/kit/http/openapi';
+import { routeOf } from '@platform/kit/http/route-of';
 import { bearerFrom } from '@platform/kit/http/transport-bearer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from './openai-errors.ts';
@@ -10,7 +11,7 @@ import { GatewayError } from './openai-errors.ts';
 export type RouteAccess = 'gateway' | 'admin';
 
 export function routeAccess(request: FastifyRequest): RouteAccess {
-  return accessOf(request.routeOptions.config);
+  return accessOf(routeOf(request).config);
 }
 
 function accessOf(config: unknown): RouteAccess {

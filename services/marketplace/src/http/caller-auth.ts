@@ -3,6 +3,7 @@ import { type PrincipalClaims, rememberingVerifier } from '@platform/kit/auth/pr
 import { type Clock, unixSeconds } from '@platform/kit/clock';
 import { ServiceError } from '@platform/kit/errors';
 import { documentSecurity, type RouteShape } from '@platform/kit/http/openapi';
+import { routeOf } from '@platform/kit/http/route-of';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 declare module 'fastify' {
@@ -26,7 +27,7 @@ export function requireCaller(app: FastifyInstance, options: { tokenKey: Buffer;
   documentSecurity(app, 'callerDid', didHeader, callerRoute);
   const verifyCaller = callerVerifier(options);
   app.addHook('onRequest', async (request) => {
-    const url = request.routeOptions.url ?? '';
+    const url = routeOf(request).url ?? '';
     if (!options.prefixes.some((prefix) => url.startsWith(prefix))) return;
     request.caller = verifyCaller(request);
   });

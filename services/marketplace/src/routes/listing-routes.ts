@@ -2,6 +2,7 @@ import { canonicalDid, parseDid } from '@platform/kit/auth/did';
 import { canonicalJson } from '@platform/kit/canonical-json';
 import { ServiceError } from '@platform/kit/errors';
 import type { ServiceApp } from '@platform/kit/http/create-app';
+import { routeOf } from '@platform/kit/http/route-of';
 import { uuidv7 } from '@platform/kit/ids';
 import { evmAddress, nullable, openObject } from '@platform/kit/wire-schemas';
 import type { FastifyRequest } from 'fastify';
@@ -94,7 +95,7 @@ export function registerListingRoutes(app: ServiceApp, deps: RouteDeps): void {
       {
         scope: `developer:${address}`,
         key: idempotencyKeyOf(request.headers['idempotency-key'], body.idempotency_key),
-        request: { method: request.method, route: request.routeOptions.url, params: request.params, body },
+        request: { method: request.method, route: routeOf(request).url, params: request.params, body },
         now: deps.clock.now(),
       },
       work,

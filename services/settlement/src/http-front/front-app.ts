@@ -2,6 +2,7 @@ import { deriveTokenKey } from '@platform/kit/auth/principal-token';
 import type { Clock } from '@platform/kit/clock';
 import { createServiceApp, type ServiceApp } from '@platform/kit/http/create-app';
 import { rateLimit, type TakeResult } from '@platform/kit/http/rate-limit';
+import { routeOf } from '@platform/kit/http/route-of';
 import { lastEventIdHeaders, openSseSink } from '@platform/kit/http/sse';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import { type ServiceTracing, traceCarrier } from '@platform/kit/observability/tracing';
@@ -64,7 +65,7 @@ export function buildFrontApp(deps: FrontAppDeps): { app: ServiceApp; streams: F
   // Relayed requests are counted there by the app that answers them, not here as well.
   rateLimit(app, {
     classes: deps.rates,
-    classify: (request) => (request.routeOptions.url === relayUrl ? undefined : classify(request)),
+    classify: (request) => (routeOf(request).url === relayUrl ? undefined : classify(request)),
     clock,
     take: (className, key, count) => main.call<TakeResult>('take', { className, key, count }),
   });

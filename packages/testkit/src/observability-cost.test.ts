@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { inTurns, type ObservabilityRow, observabilitySlots, pairedCost } from './observability-cost.ts';
+
+const row = (byRound: number[]): ObservabilityRow => ({ setup: 'off', perSecond: 0, microsCpuPerOp: 0, turns: [], byRound });
+
+test('a cost is read within each round: a machine that slows between rounds does not show as cost', () => {
+  // The machine halves its speed after the first round; within every round the second setup is 5 % slower.
+  const from = row([1000, 500, 500, 1000]);
+  const to = row([950, 475, 475, 950]);
+  const cost = pairedCost(from, to);
+  assert.equal(cost.median.toFixed(3), '5.000');
+  assert.equal(cost.low.toFixed(3), '5.000');
+  assert.equal(cost.high.toFixed(3), '5.000');
+  // One round in which the machine stalled during one setup's turns: the median over rounds leaves it out.
+  const stalled = pairedCost(row([1000, 1000, 1000]), row([950, 500, 950]));
+  assert.equal(stalled.median.toFixed(3), '5.000');
+  assert.equal(stalled.high.toFixed(3), '50.000');
+});
+
+test('every slot is measured once a round, in rotating order, and each round gives a setup its mean', async () => {
+  const order: string[] = [];
+  const warmed: string[] = [];
+  let turnNumber = 0;
+  const rows = await inTurns(
+    2,
+    async (slot) => {
+      warmed.push(slot.label);
+    },
+    async (slot) => {
+      order.push(slot.label);
+      turnNumber++;
+      return { perSecond: slot.instance === 1 ? 100 * turnNumber : 300 * turnNumber, microsCpuPerOp: 10 };
+    },
+  );
+  assert.deepEqual(
+    warmed,
+    observabilitySlots.map((slot) => slot.label),
+  );
+  assert.equal(order.length, observabilitySlots.length * 2);
+  assert.deepEqual(
+    order.slice(0, observabilitySlots.length),
+    observabilitySlots.map((slot) => slot.label),
+  );
+  assert.equal(order[observabilitySlots.length], observabilitySlots[1]?.label, 'the second round starts one slot later');
+  const off = rows.find((r) => r.setup === 'off');
+  // off-1 is turn 1 (100) and off-2 turn 5 (1500) in round one; in round two off-1 is the last turn (16: 1600), off-2 turn 12 (3600).
+  assert.deepEqual(off?.byRound, [800, 2600]);
+  assert.equal(off?.turns.length, 4);
+});
