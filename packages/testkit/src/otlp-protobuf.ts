@@ -14,6 +14,8 @@ export interface DecodedSpan {
   kind: number;
   attributes: { key: string; value: { stringValue?: string; intValue?: number; doubleValue?: number; boolValue?: boolean } }[];
   status: { code: number };
+  /** The spans this one links to (a batch's, to each item's). */
+  links?: { traceId: string; spanId: string }[];
 }
 
 export interface DecodedResourceSpans {
@@ -91,7 +93,7 @@ export function countTraceRequestSpans(body: Buffer): number {
   return count;
 }
 
-/** Span: 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 15 status (3 code). */
+/** Span: 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 13 links (1 trace_id, 2 span_id), 15 status (3 code). */
 function decodeSpan(message: Buffer): DecodedSpan {
   const span: DecodedSpan = { traceId: '', spanId: '', name: '', kind: 0, attributes: [], status: { code: 0 } };
   for (const { number, value, bytes } of fieldsOf(message)) {
@@ -101,7 +103,13 @@ function decodeSpan(message: Buffer): DecodedSpan {
     else if (number === 5 && bytes) span.name = bytes.toString('utf8');
     else if (number === 6 && value !== undefined) span.kind = value;
     else if (number === 9 && bytes) span.attributes.push(keyValue(bytes));
-    else if (number === 15 && bytes) for (const status of fieldsOf(bytes)) if (status.number === 3) span.status.code = status.value ?? 0;
+    else if (number === 13 && bytes) {
+      const link = { traceId: '', spanId: '' };
+      for (const field of fieldsOf(bytes))
+        if (field.number === 1 && field.bytes) link.traceId = field.bytes.toString('hex');
+        else if (field.number === 2 && field.bytes) link.spanId = field.bytes.toString('hex');
+      span.links = [...(span.links ?? []), link];
+    } else if (number === 15 && bytes) for (const status of fieldsOf(bytes)) if (status.number === 3) span.status.code = status.value ?? 0;
   }
   return span;
 }

@@ -16,6 +16,8 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>;
   /** 0 unset, 1 ok, 2 error. */
   status: number;
+  /** The spans this one links to, by trace and span id. */
+  links: { traceId: string; spanId: string }[];
 }
 
 /** OTLP span kinds, by name. */
@@ -128,6 +130,7 @@ function spansOf(resourceSpansList: DecodedResourceSpans[] | undefined): Receive
         kind: span.kind ?? 0,
         attributes: attributesOf(span.attributes),
         status: span.status?.code ?? 0,
+        links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
       })),
     );
   });

@@ -75,9 +75,15 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
     const statusClass = Math.min(Math.max(Math.floor(status / 100), 0), statusClasses.length);
     const config = route.config ?? noConfig;
     let byMethod = seriesOfRoute.get(config);
-    if (byMethod === undefined) seriesOfRoute.set(config, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      seriesOfRoute.set(config, byMethod);
+    }
     let byClass = byMethod.get(method);
-    if (byClass === undefined) byMethod.set(method, (byClass = []));
+    if (byClass === undefined) {
+      byClass = [];
+      byMethod.set(method, byClass);
+    }
     let series = byClass[statusClass];
     if (series === undefined) {
       const labels = [method, route.url ?? 'unmatched', statusClasses[statusClass] ?? 'other'];

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { context, createContextKey } from '@opentelemetry/api';
 import { describeSpans, type ReceivedSpan, spanKinds, startOtlpReceiver } from '@platform/testkit/otlp-receiver';
+import { GroupCommit } from '../group-commit.ts';
 import { createServiceApp, type ServiceApp } from '../http/create-app.ts';
 import { createJsonClient } from '../http/json-client.ts';
 import { createLogger } from '../logger.ts';
@@ -224,6 +225,47 @@ describe('tracing on: the work of an unsampled request', () => {
         spans.some((span) => span.name === 'outside'),
         false,
       );
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('a batch carrying the items of several traces', () => {
+  test("its span is in the first item's trace, linked to the others', and what it calls is under it; untraced batches add no span", async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'batcher');
+    const sent: number[][] = [];
+    const traced = new GroupCommit(
+      (items: number[]) =>
+        inSpan('send items', {}, async () => {
+          sent.push(items);
+          return items.map((item) => item * 10);
+        }),
+      { maxBatch: 16, maxInFlight: 4, span: 'settlement hold batch' },
+    );
+    const plain = new GroupCommit(async (items: number[]) => items, { maxBatch: 16, maxInFlight: 4 });
+    try {
+      const answers = await Promise.all([
+        tracing.span('call a', { root: true }, () => traced.submit(1)),
+        tracing.span('call b', { root: true }, () => traced.submit(2)),
+        tracing.span('call c', { root: true }, () => traced.submit(3)),
+        tracing.span('call d', { root: true }, () => plain.submit(4)),
+      ]);
+      assert.deepEqual(answers, [10, 20, 30, 4]);
+      assert.deepEqual(sent, [[1, 2, 3]], 'one batch');
+      await tracing.shutdown();
+      const spans = receiver.spans();
+      const named = (name: string) => spans.find((span) => span.name === name) as ReceivedSpan;
+      const [a, b, c, batch, inner] = ['call a', 'call b', 'call c', 'settlement hold batch', 'send items'].map(named) as ReceivedSpan[];
+      assert.ok(a && b && c && batch && inner, describeSpans(spans));
+      assert.equal(batch.traceId, a.traceId);
+      assert.equal(batch.parentSpanId, a.spanId);
+      assert.equal(batch.attributes['platform.batch.items'], 3);
+      assert.deepEqual(batch.links.map((link) => link.spanId).sort(), [b.spanId, c.spanId].sort());
+      assert.notEqual(b.traceId, a.traceId);
+      assert.equal(inner.parentSpanId, batch.spanId);
+      assert.equal(spans.filter((span) => span.name.endsWith('batch')).length, 1, 'the untraced GroupCommit added no span');
     } finally {
       await receiver.close();
     }

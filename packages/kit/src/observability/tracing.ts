@@ -8,8 +8,10 @@ import {
   propagation,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
@@ -51,6 +53,8 @@ export interface SpanOptions {
   attributes?: Attributes | (() => Attributes);
   /** The first span of a new trace, whatever span is active. */
   root?: boolean;
+  /** Contexts (`captureTraceContext`) whose spans this one links to: a batch's, to the items it carries. */
+  links?: readonly (Context | undefined)[];
 }
 
 export type { Attributes, Context, Span };
@@ -120,9 +124,14 @@ export function serviceTracing(service: string, provider: { tracer: Tracer; shut
       if (parentSpan !== undefined && !parentSpan.isRecording() && parentSpan.spanContext().isRemote !== true && isSpanContextValid(parentSpan.spanContext()))
         return { span: parentSpan, context: base.getValue(ownerKey) === self ? base : new ChainedContext(base, ownerKey, self) };
       const { attributes } = options;
+      const links = options.links === undefined ? undefined : linksTo(options.links);
       const span = tracer.startSpan(
         name,
-        { kind: options.kind ?? SpanKind.INTERNAL, ...(attributes !== undefined && typeof attributes !== 'function' && { attributes }) },
+        {
+          kind: options.kind ?? SpanKind.INTERNAL,
+          ...(attributes !== undefined && typeof attributes !== 'function' && { attributes }),
+          ...(links !== undefined && links.length > 0 && { links }),
+        },
         base,
       );
       if (typeof attributes === 'function' && span.isRecording()) span.setAttributes(attributes());
@@ -154,6 +163,20 @@ function owner(): ServiceTracing | undefined {
 export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T> | T): Promise<T> {
   const tracing = tracingOn ? owner() : undefined;
   return tracing === undefined ? settled(() => work(noSpan)) : tracing.span(name, options, work);
+}
+
+/** The recorded spans of `contexts`, as links (an unrecorded span is in no collector to link to), each once. */
+function linksTo(contexts: readonly (Context | undefined)[]): { context: SpanContext }[] {
+  const seen = new Set<string>();
+  const links: { context: SpanContext }[] = [];
+  for (const captured of contexts) {
+    const spanContext = captured === undefined ? undefined : trace.getSpanContext(captured);
+    if (spanContext === undefined || !isSpanContextValid(spanContext) || (spanContext.traceFlags & TraceFlags.SAMPLED) === 0) continue;
+    if (seen.has(spanContext.spanId)) continue;
+    seen.add(spanContext.spanId);
+    links.push({ context: spanContext });
+  }
+  return links;
 }
 
 /** `run`'s promise itself (no wrapper around it), a value as a resolved promise, a throw as a rejected one. */

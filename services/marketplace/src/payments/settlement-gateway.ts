@@ -57,8 +57,8 @@ export class SettlementGateway {
     this.#client = client;
     // Unkeyed, and as many in flight as there are: a batch waits for nothing but the end of its turn.
     const batching = { maxBatch: settlementBatchItems, maxInFlight: Number.POSITIVE_INFINITY };
-    this.#holds = new GroupCommit((items) => client.placeHolds(items), batching);
-    this.#settles = new GroupCommit((items) => client.settleHolds(items), batching);
+    this.#holds = new GroupCommit((items) => client.placeHolds(items), { ...batching, span: 'settlement hold batch' });
+    this.#settles = new GroupCommit((items) => client.settleHolds(items), { ...batching, span: 'settlement settle batch' });
   }
 
   /** The marketplace's DID at settlement: the payee of every hold. */
