@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '@platform/kit/free-port';
 import { testEngines } from '@platform/testkit/databases';
@@ -182,6 +182,40 @@ describe('the proxy', () => {
     assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /authorization/);
     const foreign = await router.call('GET', '/v/version', null, { headers: { origin: 'https://evil.example' } });
     assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('an upstream that cannot be reached is one 503 in the envelope, on a connection kept open for the next request', async () => {
+    clock.set(new Date());
+    const unreachable = await startRouter(pglite!, idp, {
+      clock,
+      env: { ROUTER_GATEWAY_URL: `http://127.0.0.1:${await freePort()}`, PLATFORM_GATEWAY_TOKEN: gatewayToken, ROUTER_CODY_PORT: String(await freePort()) },
+    });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ask = (path: string) =>
+      new Promise<{ status: number; body: string; reusedSocket: boolean }>((resolve, reject) => {
+        const sent = httpRequest(`${unreachable.publicUrl}${path}`, { agent, headers: { authorization: `Bearer ${token}` } }, (answer) => {
+          let body = '';
+          answer.setEncoding('utf8');
+          answer.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          answer.on('end', () => resolve({ status: answer.statusCode ?? 0, body, reusedSocket: sent.reusedSocket }));
+          answer.on('error', reject);
+        });
+        sent.on('error', reject);
+        sent.end();
+      });
+    try {
+      const refused = await ask('/gw/v1/models');
+      assert.equal(refused.status, 503);
+      assert.equal(JSON.parse(refused.body).error.code, 'unavailable');
+      // The 503 was written once and its connection left open: the next request goes over the same socket.
+      const next = await ask('/v/version');
+      assert.deepEqual([next.status, next.reusedSocket], [200, true]);
+    } finally {
+      agent.destroy();
+      await unreachable.dispose();
+    }
   });
 
   test('an upstream that stops sending is cut at ROUTER_PROXY_TIMEOUT on the injected clock: 503 with Retry-After, not 502', async () => {

@@ -1,8 +1,8 @@
 import type { Agent, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Clock } from '@platform/kit/clock';
 import { startClientSpan } from '@platform/kit/observability/tracing';
 import type { ProxyTiming } from '../metrics.ts';
+import type { IdleSweep } from './idle-sweep.ts';
 
 // node:http through require: an ES import builds the module's whole namespace, which loads undici (see ARCHITECTURE.md).
 const require = createRequire(import.meta.url);
@@ -53,9 +53,8 @@ export interface ForwardTarget {
 
 export interface ForwardOptions {
   agent: Agent;
-  clock: Clock;
-  /** No byte either way for this long ends the exchange (SSE heartbeats keep a quiet stream alive). */
-  idleTimeoutMs: number;
+  /** No byte either way for its timeout ends the exchange (SSE heartbeats keep a quiet stream alive). */
+  idle: IdleSweep;
   /** Added to the response: CORS, the cold-start header. */
   responseHeaders: Record<string, string>;
   /** The upstream failed before answering: the caller writes a clean error (the response is still untouched). */
@@ -112,9 +111,7 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
   const span = startClientSpan(method, `http://${host}:${target.port}${target.path}`, headers);
   const sentAt = performance.now();
   const upstream = http.request({ hostname: target.hostname, port: target.port, method, path: target.path, headers, agent: options.agent });
-  const watchdog = idleWatchdog(options.clock, options.idleTimeoutMs, () =>
-    upstream.destroy(new Error(`no byte for ${options.idleTimeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)),
-  );
+  const watchdog = options.idle.watch(() => upstream.destroy(new Error(`no byte for ${options.idle.timeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)));
   request.on('data', watchdog.touch);
   upstream.on('response', (answer) => {
     options.timing?.answered((performance.now() - sentAt) / 1000);
@@ -134,9 +131,6 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
       if (!response.destroyed) options.timing?.failed();
       options.onFailureBeforeAnswer(error);
     } else response.destroy();
-    end();
-    if (!response.headersSent) options.onFailureBeforeAnswer(error);
-    else response.destroy();
     end(error);
   });
   response.on('close', () => {
@@ -145,26 +139,4 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
     end(response.writableFinished ? undefined : new Error('the client left before the answer ended'));
   });
   request.pipe(upstream);
-}
-
-/**
- * Calls `expire` once nothing has moved for `timeoutMs` on the injected clock (so a test moves time instead of waiting
- * for it); `touch` records movement, `stop` ends the watch.
- */
-function idleWatchdog(clock: Clock, timeoutMs: number, expire: () => void) {
-  let last = clock.now().getTime();
-  const stopped = new AbortController();
-  void (async () => {
-    while (!stopped.signal.aborted) {
-      const left = timeoutMs - (clock.now().getTime() - last);
-      if (left <= 0) return expire();
-      await clock.sleep(left, stopped.signal);
-    }
-  })();
-  return {
-    touch: () => {
-      last = clock.now().getTime();
-    },
-    stop: () => stopped.abort('settled'),
-  };
 }

@@ -6,6 +6,7 @@ import type { UserRow } from '../db/schema.ts';
 import type { EnvironmentUser } from '../environments/provider.ts';
 import { corsHeaders } from '../http/cors.ts';
 import { forward, type Upstream, upstreamAt } from '../proxy/forward.ts';
+import { IdleSweep } from '../proxy/idle-sweep.ts';
 import { authenticate, withRetryAfter } from './authenticate.ts';
 import { isPublicRead, type PublicRead } from './public-reads.ts';
 import { passedThrough } from './responses.ts';
@@ -83,11 +84,6 @@ function unavailableRaw(reply: FastifyReply, cors: Record<string, string>, messa
 }
 
 /**
- * `ANY /*`: authenticate, resolve the user's account, wake their environment (single flight), then stream the request
- * to their daemon with the daemon's own bearer (never the user's token) and their id. The body is not read by the
- * router: a scope without body parsers passes the request stream through untouched.
- */
-/**
  * `/ledger/*` and `/market/*`: settlement's and the marketplace's public reads, for a signed-in user's console. Only
  * GET (and HEAD) of the listed read routes pass, with no credential of the user's or the platform's (they are public
  * routes); anything else is 404 before any upstream is asked.
@@ -99,6 +95,7 @@ function publicRead(
   target: PublicRead,
   upstream: Upstream | undefined,
   cors: Record<string, string>,
+  idle: IdleSweep,
 ): void {
   const allowed = request.method === 'GET' || request.method === 'HEAD';
   if (!allowed || !isPublicRead(target))
@@ -118,8 +115,7 @@ function publicRead(
     { hostname: upstream.hostname, port: upstream.port, path: `${upstream.basePath}${target.path}`, headers: {} },
     {
       agent: deps.agents.gateway,
-      clock: deps.clock,
-      idleTimeoutMs: deps.config.proxyTimeoutMs,
+      idle,
       responseHeaders: cors,
       onFailureBeforeAnswer: () =>
         unavailableRaw(reply, cors, `${target.service === 'ledger' ? 'settlement' : 'the marketplace'} cannot be reached; retry shortly`),
@@ -129,8 +125,15 @@ function publicRead(
   );
 }
 
+/**
+ * `ANY /*`: authenticate, resolve the user's account, wake their environment (single flight), then stream the request
+ * to their daemon with the daemon's own bearer (never the user's token) and their id. The body is not read by the
+ * router: a scope without body parsers passes the request stream through untouched.
+ */
 export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const upstreams = configuredUpstreams(deps.config);
+  const idle = new IdleSweep(deps.clock, deps.config.proxyTimeoutMs);
+  app.addHook('onClose', async () => idle.close());
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
@@ -140,7 +143,7 @@ export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps):
     };
     scope.all('/*', { schema }, async (request, reply) => {
       try {
-        await proxy(request, reply, deps, upstreams);
+        await proxy(request, reply, deps, upstreams, idle);
       } catch (error) {
         throw withRetryAfter(reply, error);
       }
@@ -148,12 +151,12 @@ export async function registerProxyRoute(app: FastifyInstance, deps: RouteDeps):
   });
 }
 
-async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps, upstreams: Upstreams): Promise<void> {
+async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDeps, upstreams: Upstreams, idle: IdleSweep): Promise<void> {
   const userId = await authenticate(request, reply, deps);
   const cors = corsHeaders(deps.config.corsOrigins, request.headers, false);
   const target = route(request.url);
   if (target.to === 'ledger' || target.to === 'market')
-    return publicRead(request, reply, deps, { service: target.to, path: target.path }, upstreams[target.to], cors);
+    return publicRead(request, reply, deps, { service: target.to, path: target.path }, upstreams[target.to], cors, idle);
   if (target.to === 'gateway') {
     const gateway = upstreams.gateway;
     // The user's own ledger key at the gateway; the platform's bearer, never the user's token.
@@ -166,8 +169,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
       { hostname: gateway.hostname, port: gateway.port, path: `${gateway.basePath}${target.path}`, headers },
       {
         agent: deps.agents.gateway,
-        clock: deps.clock,
-        idleTimeoutMs: deps.config.proxyTimeoutMs,
+        idle,
         responseHeaders: cors,
         onFailureBeforeAnswer: () => unavailableRaw(reply, cors, 'the gateway cannot be reached; retry shortly'),
         onEnd: () => {},
@@ -189,8 +191,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
     { hostname: address.hostname, port, path: target.path, headers: { authorization: `Bearer ${deps.daemonToken(userId)}`, 'x-platform-user-id': userId } },
     {
       agent: deps.agents.environments,
-      clock: deps.clock,
-      idleTimeoutMs: deps.config.proxyTimeoutMs,
+      idle,
       responseHeaders: added,
       onFailureBeforeAnswer: (error) => {
         deps.logger.warn({ err: error, user: userId, to: target.to }, 'environment did not answer');
