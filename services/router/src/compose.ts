@@ -6,6 +6,7 @@ import { migrate } from '@platform/kit/db/migrate';
 import type { Database } from '@platform/kit/db/open-database';
 import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observability/metrics';
 import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
+import { remembered } from '@platform/kit/remembered';
 import type { Logger } from 'pino';
 import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
 import { JwtVerifier } from './auth/jwt-verifier.ts';
@@ -77,7 +78,8 @@ export async function composeRouter(
 ): Promise<ComposedRouter> {
   const { clock, logger } = options;
   await migrate(database, serviceName, migrations);
-  const daemonToken = daemonTokenFor(options.daemonTokenRoot);
+  // An HMAC a proxied request otherwise: remembered per user, as the verified JWTs are.
+  const daemonToken = remembered(daemonTokenFor(options.daemonTokenRoot), 10_000);
   const secretsFor = daemonSecrets({
     daemonTokenRoot: options.daemonTokenRoot,
     ownerTokenRoots: config.ownerTokenRoots,
