@@ -11,14 +11,14 @@
  * one another (the marketplace's holds at settlement). `run` answers one result per item, in order; a batch whose run
  * fails, or answers another number of results, fails every item of it.
  *
- * With `span` named, each batch runs in a span of that name in the trace of its first item, linked to the spans its
- * other items were submitted in (OpenTelemetry's way to draw a batch: one parent, a link to each of the rest), so a
+ * With `span` named, each batch runs in a span of that name in the trace of its first sampled item, linked to the
+ * spans its other items were submitted in (OpenTelemetry's way to draw a batch: one parent, a link to each of the rest), so a
  * call to another service carried in a batch is found from every trace that asked for it; without, batches add
  * nothing to a trace and cost nothing for it.
  *
  * @example const ops = new GroupCommit((items) => apply(items), { keyOf: (op) => op.actor, maxBatch: 512, maxInFlight: 4 })
  */
-import { type Context, captureTraceContext, inSpan, runInTraceContext } from './observability/tracing.ts';
+import { type Context, captureTraceContext, inSpan, runInTraceContext, sampledIn } from './observability/tracing.ts';
 
 interface Queued<In, Out> {
   item: In;
@@ -108,12 +108,19 @@ export class GroupCommit<In, Out> {
 
   #runBatch(batch: Array<Queued<In, Out>>): Promise<Out[]> {
     const items = batch.map((entry) => entry.item);
-    const first = batch[0]?.submittedIn;
     // Untraced batches, and every batch while tracing is off (nothing was captured).
-    if (this.#span === undefined || first === undefined) return this.#run(items);
+    if (this.#span === undefined || batch[0]?.submittedIn === undefined) return this.#run(items);
     const span = this.#span;
-    const links = batch.slice(1).map((entry) => entry.submittedIn);
-    return runInTraceContext(first, () => inSpan(span, { links, attributes: { 'platform.batch.items': batch.length } }, () => this.#run(items)));
+    // The parent is the first item whose trace is sampled, so that under sampling (one trace in ten) the batch is
+    // recorded whenever any of its items is, and linked to the others' spans.
+    const parent = Math.max(
+      0,
+      batch.findIndex((entry) => sampledIn(entry.submittedIn)),
+    );
+    const links = batch.filter((_, index) => index !== parent).map((entry) => entry.submittedIn);
+    return runInTraceContext(batch[parent]?.submittedIn, () =>
+      inSpan(span, { links, attributes: { 'platform.batch.items': batch.length } }, () => this.#run(items)),
+    );
   }
 
   /** The queued items, in order, whose key no batch in flight holds; the others keep their place. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { context, createContextKey } from '@opentelemetry/api';
+import { context, createContextKey, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { describeSpans, type ReceivedSpan, spanKinds, startOtlpReceiver } from '@platform/testkit/otlp-receiver';
 import { GroupCommit } from '../group-commit.ts';
 import { createServiceApp, type ServiceApp } from '../http/create-app.ts';
@@ -232,7 +232,7 @@ describe('tracing on: the work of an unsampled request', () => {
 });
 
 describe('a batch carrying the items of several traces', () => {
-  test("its span is in the first item's trace, linked to the others', and what it calls is under it; untraced batches add no span", async () => {
+  test("its span is in the first sampled item's trace, linked to the other sampled ones', and what it calls is under it; untraced batches add no span", async () => {
     const receiver = await startOtlpReceiver();
     const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'batcher');
     const sent: number[][] = [];
@@ -246,14 +246,17 @@ describe('a batch carrying the items of several traces', () => {
     );
     const plain = new GroupCommit(async (items: number[]) => items, { maxBatch: 16, maxInFlight: 4 });
     try {
+      // First in the batch, an item of a trace its caller did not sample: the batch goes under the first sampled one.
+      const unsampled = trace.setSpanContext(ROOT_CONTEXT, { traceId: incomingTrace, spanId: incomingParent, traceFlags: 0, isRemote: true });
       const answers = await Promise.all([
+        context.with(unsampled, () => traced.submit(0)),
         tracing.span('call a', { root: true }, () => traced.submit(1)),
         tracing.span('call b', { root: true }, () => traced.submit(2)),
         tracing.span('call c', { root: true }, () => traced.submit(3)),
         tracing.span('call d', { root: true }, () => plain.submit(4)),
       ]);
-      assert.deepEqual(answers, [10, 20, 30, 4]);
-      assert.deepEqual(sent, [[1, 2, 3]], 'one batch');
+      assert.deepEqual(answers, [0, 10, 20, 30, 4]);
+      assert.deepEqual(sent, [[0, 1, 2, 3]], 'one batch');
       await tracing.shutdown();
       const spans = receiver.spans();
       const named = (name: string) => spans.find((span) => span.name === name) as ReceivedSpan;
@@ -261,7 +264,7 @@ describe('a batch carrying the items of several traces', () => {
       assert.ok(a && b && c && batch && inner, describeSpans(spans));
       assert.equal(batch.traceId, a.traceId);
       assert.equal(batch.parentSpanId, a.spanId);
-      assert.equal(batch.attributes['platform.batch.items'], 3);
+      assert.equal(batch.attributes['platform.batch.items'], 4);
       assert.deepEqual(batch.links.map((link) => link.spanId).sort(), [b.spanId, c.spanId].sort());
       assert.notEqual(b.traceId, a.traceId);
       assert.equal(inner.parentSpanId, batch.spanId);

@@ -165,13 +165,19 @@ export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span)
   return tracing === undefined ? settled(() => work(noSpan)) : tracing.span(name, options, work);
 }
 
-/** The recorded spans of `contexts`, as links (an unrecorded span is in no collector to link to), each once. */
+/** Whether a captured context's span is sampled: recorded here, or by the caller that sent it (a remote parent). */
+export function sampledIn(captured: Context | undefined): boolean {
+  const spanContext = captured === undefined ? undefined : trace.getSpanContext(captured);
+  return spanContext !== undefined && isSpanContextValid(spanContext) && (spanContext.traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/** The sampled spans of `contexts`, as links (an unsampled span is in no collector to link to), each once. */
 function linksTo(contexts: readonly (Context | undefined)[]): { context: SpanContext }[] {
   const seen = new Set<string>();
   const links: { context: SpanContext }[] = [];
   for (const captured of contexts) {
-    const spanContext = captured === undefined ? undefined : trace.getSpanContext(captured);
-    if (spanContext === undefined || !isSpanContextValid(spanContext) || (spanContext.traceFlags & TraceFlags.SAMPLED) === 0) continue;
+    if (!sampledIn(captured)) continue;
+    const spanContext = trace.getSpanContext(captured as Context) as SpanContext;
     if (seen.has(spanContext.spanId)) continue;
     seen.add(spanContext.spanId);
     links.push({ context: spanContext });
