@@ -20,6 +20,15 @@
  */
 import { type Context, captureTraceContext, inSpan, runInTraceContext, sampledIn } from './observability/tracing.ts';
 
+export interface GroupCommitOptions<In> {
+  /** Items of one key are applied in submission order; without, items never wait for one another. */
+  keyOf?: (item: In) => string;
+  maxBatch: number;
+  maxInFlight: number;
+  /** The name of each batch's span; without, batches are not traced. */
+  span?: string;
+}
+
 interface Queued<In, Out> {
   item: In;
   key: string | undefined;
@@ -42,10 +51,7 @@ export class GroupCommit<In, Out> {
   #flushScheduled = false;
   #idleWaiters: Array<() => void> = [];
 
-  constructor(
-    run: (items: In[]) => Promise<Out[]>,
-    options: { keyOf?: (item: In) => string; maxBatch: number; maxInFlight: number /** The name of each batch's span. */; span?: string },
-  ) {
+  constructor(run: (items: In[]) => Promise<Out[]>, options: GroupCommitOptions<In>) {
     this.#run = run;
     this.#keyOf = options.keyOf;
     this.#maxBatch = options.maxBatch;
@@ -113,14 +119,9 @@ export class GroupCommit<In, Out> {
     const span = this.#span;
     // The parent is the first item whose trace is sampled, so that under sampling (one trace in ten) the batch is
     // recorded whenever any of its items is, and linked to the others' spans.
-    const parent = Math.max(
-      0,
-      batch.findIndex((entry) => sampledIn(entry.submittedIn)),
-    );
-    const links = batch.filter((_, index) => index !== parent).map((entry) => entry.submittedIn);
-    return runInTraceContext(batch[parent]?.submittedIn, () =>
-      inSpan(span, { links, attributes: { 'platform.batch.items': batch.length } }, () => this.#run(items)),
-    );
+    const parent = batch.find((entry) => sampledIn(entry.submittedIn)) ?? batch[0];
+    const links = batch.filter((entry) => entry !== parent).map((entry) => entry.submittedIn);
+    return runInTraceContext(parent?.submittedIn, () => inSpan(span, { links, attributes: { 'platform.batch.items': batch.length } }, () => this.#run(items)));
   }
 
   /** The queued items, in order, whose key no batch in flight holds; the others keep their place. */

@@ -10,8 +10,6 @@ const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'O
 type Labels = 'method' | 'route' | 'status_class';
 // By the status' hundreds: no string made per request; a status past 599 is `other`.
 const statusClasses: readonly string[] = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
-// The key of a route without a config of its own (Fastify gives every route one; this is for safety).
-const noConfig = {};
 
 interface RouteSeries {
   requests: CounterChild;
@@ -73,11 +71,11 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ServiceMetrics
     const route = routeOf(request);
     const method = boundedLabel(request.method, httpMethods);
     const statusClass = Math.min(Math.max(Math.floor(status / 100), 0), statusClasses.length);
-    const config = route.config ?? noConfig;
-    let byMethod = seriesOfRoute.get(config);
+    // Fastify gives every route a config object of its own: the route's identity here.
+    let byMethod = seriesOfRoute.get(route.config);
     if (byMethod === undefined) {
       byMethod = new Map();
-      seriesOfRoute.set(config, byMethod);
+      seriesOfRoute.set(route.config, byMethod);
     }
     let byClass = byMethod.get(method);
     if (byClass === undefined) {

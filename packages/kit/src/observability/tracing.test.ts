@@ -18,6 +18,13 @@ const incomingTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
 const incomingParent = '00f067aa0ba902b7';
 const traceparentFormat = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
+/** A local OTLP receiver and one service's tracing exporting to it, with `env`'s settings besides. */
+async function tracedService(service: string, env: Record<string, string> = {}) {
+  const receiver = await startOtlpReceiver();
+  const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...env }, service);
+  return { receiver, tracing };
+}
+
 describe('tracing on: server spans, client spans and traceparent across two services of one process', () => {
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let front: ServiceTracing;
@@ -117,8 +124,7 @@ describe('tracing on: server spans, client spans and traceparent across two serv
 
 describe('tracing on: sampling and a request without a traceparent', () => {
   test('a request without a traceparent starts a trace; an unsampled one is passed on unsampled and records nothing', async () => {
-    const receiver = await startOtlpReceiver();
-    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'solo');
+    const { receiver, tracing } = await tracedService('solo');
     const app = createServiceApp({ logger: createLogger({ level: 'silent', service: 'solo' }), bodyLimit: 1024, api: undefined, tracing });
     const passedOn: Record<string, unknown>[] = [];
     app.get('/v1/ping', async () => {
@@ -154,12 +160,8 @@ describe('tracing on: sampling and a request without a traceparent', () => {
 
 describe('tracing on: the work of an unsampled request', () => {
   test('spans under an unrecorded span build no attributes and record nothing, and every call passes the one trace on unsampled', async () => {
-    const receiver = await startOtlpReceiver();
     // Every trace this service starts is unsampled (a ratio of 0), as nine in ten are at a ratio of 0.1.
-    const tracing = await startTracing(
-      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
-      'quiet',
-    );
+    const { receiver, tracing } = await tracedService('quiet', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
     const app = createServiceApp({ logger: createLogger({ level: 'silent', service: 'quiet' }), bodyLimit: 1024, api: undefined, tracing });
     let attributesBuilt = 0;
     const passedOn: string[] = [];
@@ -202,8 +204,7 @@ describe('tracing on: the work of an unsampled request', () => {
   });
 
   test('a sampled span builds its attributes once, and its children are recorded under it', async () => {
-    const receiver = await startOtlpReceiver();
-    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'loud');
+    const { receiver, tracing } = await tracedService('loud');
     let attributesBuilt = 0;
     try {
       await inSpan('outside', {}, () => undefined); // no span of this service is active: only runs the work
@@ -233,8 +234,7 @@ describe('tracing on: the work of an unsampled request', () => {
 
 describe('a batch carrying the items of several traces', () => {
   test("its span is in the first sampled item's trace, linked to the other sampled ones', and what it calls is under it; untraced batches add no span", async () => {
-    const receiver = await startOtlpReceiver();
-    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'batcher');
+    const { receiver, tracing } = await tracedService('batcher');
     const sent: number[][] = [];
     const traced = new GroupCommit(
       (items: number[]) =>
@@ -277,8 +277,7 @@ describe('a batch carrying the items of several traces', () => {
 
 describe("a model call span that is its HTTP call's client span", () => {
   test('the upstream gets the model call span as its parent; its server and a refusal are on that span, and no span is added', async () => {
-    const receiver = await startOtlpReceiver();
-    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'calling');
+    const { receiver, tracing } = await tracedService('calling');
     const sent: Record<string, unknown>[] = [];
     try {
       const outside: Record<string, unknown> = {};

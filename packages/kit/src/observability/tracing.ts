@@ -167,8 +167,13 @@ export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span)
 
 /** Whether a captured context's span is sampled: recorded here, or by the caller that sent it (a remote parent). */
 export function sampledIn(captured: Context | undefined): boolean {
+  return sampledSpanOf(captured) !== undefined;
+}
+
+/** The span context of a captured context, when it is a valid, sampled one. */
+function sampledSpanOf(captured: Context | undefined): SpanContext | undefined {
   const spanContext = captured === undefined ? undefined : trace.getSpanContext(captured);
-  return spanContext !== undefined && isSpanContextValid(spanContext) && (spanContext.traceFlags & TraceFlags.SAMPLED) !== 0;
+  return spanContext !== undefined && isSpanContextValid(spanContext) && (spanContext.traceFlags & TraceFlags.SAMPLED) !== 0 ? spanContext : undefined;
 }
 
 /** The sampled spans of `contexts`, as links (an unsampled span is in no collector to link to), each once. */
@@ -176,9 +181,8 @@ function linksTo(contexts: readonly (Context | undefined)[]): { context: SpanCon
   const seen = new Set<string>();
   const links: { context: SpanContext }[] = [];
   for (const captured of contexts) {
-    if (!sampledIn(captured)) continue;
-    const spanContext = trace.getSpanContext(captured as Context) as SpanContext;
-    if (seen.has(spanContext.spanId)) continue;
+    const spanContext = sampledSpanOf(captured);
+    if (spanContext === undefined || seen.has(spanContext.spanId)) continue;
     seen.add(spanContext.spanId);
     links.push({ context: spanContext });
   }
