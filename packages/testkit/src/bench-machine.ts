@@ -20,7 +20,8 @@ export const busyLimitCores = 0.5;
 export type MachineClass = 'Intel Xeon' | 'AMD EPYC' | 'other';
 
 const classNotes: Record<MachineClass, string> = {
-  'Intel Xeon': 'the faster of the two classes sessions and CI land on',
+  // Faster in most sessions, not on every machine: one of 2026-12-02 ran half as fast as the class's earlier ones.
+  'Intel Xeon': 'usually the faster of the two classes sessions and CI land on',
   'AMD EPYC': "the slower class: about a third of the Xeon class's loopback throughput",
   other: 'neither class sessions and CI land on: compare with care',
 };
@@ -41,6 +42,18 @@ export interface BenchMachine {
   busyBefore: number;
   /** False when the machine was too busy and BENCH_ALLOW_BUSY let the run go on. */
   reportable: boolean;
+  /** Cores the hypervisor gave to other guests on average since the preamble (steal); NaN where there is no /proc. */
+  stolenCores(): number;
+}
+
+/**
+ * The line a bench ends with: how much of the machine the hypervisor took while it ran. On a shared VM our processes
+ * then wait for cores they were given (seen at 10-40 % of a core on the Intel Xeon class, 2026-12-02), which stretches
+ * every latency and rate without showing in "busy before": a run is only comparable with one of similar steal.
+ */
+export function stealLine(stolenCores: number, cores = os.cpus().length): string {
+  if (Number.isNaN(stolenCores)) return 'hypervisor steal during the run: – (no /proc)';
+  return `hypervisor steal during the run: ${stolenCores.toFixed(2)} cores (${Math.round((stolenCores / cores) * 100)} % of the machine)`;
 }
 
 /** One line naming the machine: cores, model, memory, Node. */
@@ -64,7 +77,14 @@ export async function busyCores(sampleMs = 1_000): Promise<number> {
  */
 export async function benchPreamble(
   bench: string,
-  options: { env?: NodeJS.ProcessEnv; measureBusy?: () => Promise<number>; exit?: (code: number) => never; cpuModel?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    measureBusy?: () => Promise<number>;
+    exit?: (code: number) => never;
+    cpuModel?: string;
+    /** Where the steal line goes when the bench's process ends (tests pass their own). */
+    atExit?: (print: () => void) => void;
+  } = {},
 ): Promise<BenchMachine> {
   const env = options.env ?? process.env;
   const exit = options.exit ?? ((code: number) => process.exit(code));
@@ -84,5 +104,9 @@ export async function benchPreamble(
     exit(3);
   }
   if (tooBusy) console.log('NOT REPORTABLE: BENCH_ALLOW_BUSY=1 on a busy machine; do not quote these figures');
-  return { description, machineClass, busyBefore, reportable: !tooBusy };
+  const started = cpuSnapshot();
+  const stolenCores = () => cpuBetween(started, cpuSnapshot()).steal;
+  // Every bench ends by saying how much the hypervisor took, whichever way it ends (process.exit or its last await).
+  (options.atExit ?? ((print) => process.once('exit', print)))(() => console.log(`\n${stealLine(stolenCores())}`));
+  return { description, machineClass, busyBefore, reportable: !tooBusy, stolenCores };
 }

@@ -15,6 +15,8 @@ export interface CpuSnapshot {
   at: number;
   /** Busy ticks of all cores together (user + nice + system + irq + softirq + steal). */
   machineBusy: number;
+  /** Of those, the ticks the hypervisor gave to other guests (steal): on a shared VM, time our processes waited for a core they had. */
+  machineSteal: number;
   /** utime + stime per postgres pid. */
   postgres: Map<number, number>;
   /** The database each postgres backend serves (from its process title); absent for the server's own processes. */
@@ -23,10 +25,10 @@ export interface CpuSnapshot {
   named: Map<number, number>;
 }
 
-function machineBusy(): number {
+function machineTicks(): { busy: number; steal: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-  return user + nice + system + irq + softirq + steal;
+  return { busy: user + nice + system + irq + softirq + steal, steal };
 }
 
 /** Command name and utime + stime of one process, or undefined once it has gone. */
@@ -76,14 +78,22 @@ export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSn
     const named = new Map<number, number>();
     for (const pid of pids) if (pid !== undefined) named.set(pid, processTicks(pid)?.ticks ?? 0);
     const postgres = postgresTicks();
-    return { at: performance.now(), machineBusy: machineBusy(), postgres: postgres.ticks, postgresDatabase: postgres.databases, named };
+    const machine = machineTicks();
+    return {
+      at: performance.now(),
+      machineBusy: machine.busy,
+      machineSteal: machine.steal,
+      postgres: postgres.ticks,
+      postgresDatabase: postgres.databases,
+      named,
+    };
   } catch {
     return undefined;
   }
 }
 
 /**
- * Cores busy between two snapshots: the machine and postgres (all of it, or with `postgresOf` only the backends
+ * Cores busy between two snapshots: the machine (and of that, the hypervisor's steal) and postgres (all of it, or with `postgresOf` only the backends
  * serving some databases: on a server others use too, what a benchmark's own databases cost). A backend that
  * started in between counts from zero; one that ended in between is lost, so take the end snapshot while the
  * backends still live.
@@ -93,8 +103,14 @@ export function cpuSnapshot(pids: ReadonlyArray<number | undefined> = []): CpuSn
 export function cpuBetween(
   from: CpuSnapshot | undefined,
   to: CpuSnapshot | undefined,
-): { machine: number; postgres: number; postgresOf: (databases: readonly string[]) => number; named: (pid: number | undefined) => number } {
-  if (!from || !to) return { machine: Number.NaN, postgres: Number.NaN, postgresOf: () => Number.NaN, named: () => Number.NaN };
+): {
+  machine: number;
+  steal: number;
+  postgres: number;
+  postgresOf: (databases: readonly string[]) => number;
+  named: (pid: number | undefined) => number;
+} {
+  if (!from || !to) return { machine: Number.NaN, steal: Number.NaN, postgres: Number.NaN, postgresOf: () => Number.NaN, named: () => Number.NaN };
   const seconds = (to.at - from.at) / 1000;
   const cores = (ticks: number) => ticks / ticksPerSecond / seconds;
   const postgresTicksOf = (counted: (pid: number) => boolean) => {
@@ -104,6 +120,7 @@ export function cpuBetween(
   };
   return {
     machine: cores(to.machineBusy - from.machineBusy),
+    steal: cores(to.machineSteal - from.machineSteal),
     postgres: cores(postgresTicksOf(() => true)),
     postgresOf: (databases) => cores(postgresTicksOf((pid) => databases.includes(to.postgresDatabase.get(pid) ?? ''))),
     named: (pid) => (pid === undefined ? Number.NaN : cores((to.named.get(pid) ?? 0) - (from.named.get(pid) ?? 0))),

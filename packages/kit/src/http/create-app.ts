@@ -143,9 +143,9 @@ export function createServiceApp(options: CreateAppOptions) {
   });
   // A POST with no body at all reaches validation as `undefined`; read it as `{}` so a route whose fields are all
   // optional accepts it and one with required fields names the missing field rather than "body must be object".
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && routeOf(request).schema?.body !== undefined) request.body = {};
-    refuseUnstorableInput(request);
+    done(unstorableInput(request));
   });
   installErrorHandling(app, envelope.render);
   installResponseCheck(app);
@@ -160,14 +160,14 @@ export type ServiceApp = ReturnType<typeof createServiceApp>;
  * body (a route that takes bytes or a stream is left to its own parser) hold no NUL, no lone surrogate and no nesting
  * past the limit, before validation and before any handler, database or shared writer sees them.
  */
-function refuseUnstorableInput(request: FastifyRequest): void {
+function unstorableInput(request: FastifyRequest): ServiceError | undefined {
   // An unknown route is a 404 whatever was sent: the not-found handler answers it.
-  if (request.is404) return;
-  const problem =
+  if (request.is404) return undefined;
+  return (
     inputProblem(request.params, 'params') ??
     inputProblem(request.query, 'querystring') ??
-    (isParsedJson(request.body) ? (bodyNotTaken(request) ?? inputProblem(request.body, 'body')) : undefined);
-  if (problem) throw problem;
+    (isParsedJson(request.body) ? (bodyNotTaken(request) ?? inputProblem(request.body, 'body')) : undefined)
+  );
 }
 
 /**
@@ -226,8 +226,9 @@ function refuseWhileClosing(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new ServiceError('unavailable', 'the service is shutting down; retry the request');
+  // Callback hooks, as the kit's others on every request: an async one costs a promise and a microtask each time.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? new ServiceError('unavailable', 'the service is shutting down; retry the request') : undefined);
   });
 }
 

@@ -10,7 +10,10 @@ import type { EnvironmentProvider, EnvironmentState, EnvironmentUser, Provisione
 interface RunningDaemon {
   pid: number;
   port: number;
+  /** Set for a daemon this router started, whose exit event removes it; undefined for one adopted from a router before. */
   child: ChildProcess | undefined;
+  /** Its base URL, built once: asked on every proxied request. */
+  address: string;
 }
 
 /** Written into the volume at each start, so a restarted router finds the daemon it left running. */
@@ -92,7 +95,7 @@ export class ProcessProvider implements EnvironmentProvider {
     // (ROUTER_DAEMONS_EXIT_WITH_ROUTER) none may outlive it, so it is stopped when the router's process is gone.
     if (this.#settings.exitWithRouter) bindGroup(child);
     const pid = child.pid as number;
-    this.#running.set(user.id, { pid, port, child });
+    this.#running.set(user.id, { pid, port, child, address: `http://127.0.0.1:${port}` });
     child.once('exit', (code, signal) => {
       if (this.#running.get(user.id)?.pid === pid) this.#running.delete(user.id);
       this.#logger.info({ user: user.id, pid, code, signal }, 'daemon exited');
@@ -119,7 +122,7 @@ export class ProcessProvider implements EnvironmentProvider {
     } catch {
       return false;
     }
-    this.#running.set(user.id, { pid: run.pid, port: run.port, child: undefined });
+    this.#running.set(user.id, { pid: run.pid, port: run.port, child: undefined, address: `http://127.0.0.1:${run.port}` });
     this.#logger.info({ user: user.id, pid: run.pid, port: run.port }, 'daemon adopted');
     return true;
   }
@@ -147,7 +150,10 @@ export class ProcessProvider implements EnvironmentProvider {
 
   async address(user: EnvironmentUser): Promise<string | undefined> {
     const daemon = this.#running.get(user.id);
-    return daemon && alive(daemon.pid) ? `http://127.0.0.1:${daemon.port}` : undefined;
+    // A child of this router leaves #running when it exits; only an adopted daemon (no exit event reaches us) is asked
+    // of the kernel whether it still lives, a system call per request otherwise spent on every one.
+    if (daemon === undefined || (daemon.child === undefined && !alive(daemon.pid))) return undefined;
+    return daemon.address;
   }
 
   async state(user: EnvironmentUser): Promise<EnvironmentState> {

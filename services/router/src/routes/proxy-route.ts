@@ -1,6 +1,7 @@
 import { failure } from '@platform/kit/envelope';
 import { ServiceError } from '@platform/kit/errors';
 import { inSpan } from '@platform/kit/observability/tracing';
+import { remembered } from '@platform/kit/remembered';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.ts';
 import type { EnvironmentUser } from '../environments/provider.ts';
@@ -59,11 +60,13 @@ function route(url: string): { to: Target; path: string } {
   return { to: 'daemon', path: url };
 }
 
-/** The services the proxy streams to besides the daemons, parsed once. */
+/** Where the proxy streams to, parsed once: the services, and each environment's address as it is first seen. */
 interface Upstreams {
   gateway: Upstream;
   ledger: Upstream | undefined;
   market: Upstream | undefined;
+  /** An environment's address (the provider's URL string) parsed: a URL parse a proxied request otherwise. */
+  environment: (address: string) => Upstream;
 }
 
 function configuredUpstreams(config: RouteDeps['config']): Upstreams {
@@ -72,6 +75,7 @@ function configuredUpstreams(config: RouteDeps['config']): Upstreams {
     gateway: upstreamAt(config.gatewayUrl),
     ledger: settlementUrl === undefined ? undefined : upstreamAt(settlementUrl),
     market: marketplaceUrl === undefined ? undefined : upstreamAt(marketplaceUrl),
+    environment: remembered(upstreamAt, 10_000),
   };
 }
 
@@ -180,7 +184,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
   const deadline = waitDeadline(deps);
   const user = environmentUser(await deps.access.activeUser(userId, deadline));
   const ready = await readyAndActive(deps, user, deadline);
-  const address = upstreamAt(ready.address);
+  const address = upstreams.environment(ready.address);
   const port = target.to === 'cody' ? deps.config.codyPort : address.port;
   const added: Record<string, string> = { ...cors };
   if (ready.coldStartMs !== undefined) added['x-platform-cold-start-ms'] = String(ready.coldStartMs);
