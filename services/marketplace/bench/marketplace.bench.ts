@@ -51,7 +51,8 @@ const targets = {
 
 const machine = await benchPreamble('marketplace');
 
-const fmt = (value: number, digits = 2) => value.toFixed(digits);
+/** A figure to print; '–' where there is none (no call completed: a percentile of nothing). */
+const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 const rate = (run: LoopTally) => run.ok / run.seconds;
 const errors = (run: LoopTally) => [...run.errors].map(([label, count]) => `${label}×${count}`).join(' ') || '0';
 
@@ -84,7 +85,8 @@ if (parts.includes('paid')) {
         const from = cpuSnapshot(processes);
         const run = await closedLoopEach(sends, seconds * 1000);
         const used = cpuBetween(from, cpuSnapshot(processes));
-        const perCall = (cores: number) => (cores * 1000) / Math.max(rate(run), 1e-9);
+        // No call completed (x402 at 256 callers in a 4 s run): no CPU a call, printed as '–' (not a division by almost nothing).
+        const perCall = (cores: number) => (rate(run) > 0 ? (cores * 1000) / rate(run) : Number.NaN);
         return {
           run,
           cpuMs: parts(used)
