@@ -32,6 +32,7 @@ if (routerDatabase !== 'postgres' && routerDatabase !== 'pglite') throw new Erro
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const admin = 'bench-admin-token';
 const fixed = (value: number, places = 2) => value.toFixed(places);
+const errorCount = (errors: Record<string, number>) => Object.values(errors).reduce((sum, count) => sum + count, 0);
 
 const machine = await benchPreamble('router');
 /** Issue 36: the public hop adds no more at p99 than @fastify/http-proxy with its JWT check; issue 18's p50 and cold start. */
@@ -81,20 +82,16 @@ try {
   const daemonToken = daemonTokenFor(readFileSync(join(dataDir, 'daemon-token-root.key'), 'utf8').trim())(user);
   const peers = await startPeerProxies(daemonUrl, daemonToken);
   try {
-    const targets: [string, string, Record<string, string>][] = [
-      ['daemon directly', `${daemonUrl}/me`, { authorization: `Bearer ${daemonToken}` }],
-      ['router (JWT, user, wake check, stream)', `${publicUrl}/me`, asUser],
-      ['@fastify/http-proxy 11', `${peers.info.fastify}/me`, {}],
-      ['plain node:http forwarder', `${peers.info.plain}/me`, {}],
+    // Each path with the process that proxies it, for its CPU a request (the peers share one, used by one path at a time).
+    const targets: [string, string, Record<string, string>, number | undefined][] = [
+      ['daemon directly', `${daemonUrl}/me`, { authorization: `Bearer ${daemonToken}` }, undefined],
+      ['router (JWT, user, wake check, stream)', `${publicUrl}/me`, asUser, router.process.pid],
+      ['@fastify/http-proxy 11', `${peers.info.fastify}/me`, {}, peers.process.pid],
+      ['plain node:http forwarder', `${peers.info.plain}/me`, {}, peers.process.pid],
     ];
-    // CPU per request of the proxy's process and of the daemon behind it, which, unlike the latencies, a neighbour
-    // on a shared machine (or the hypervisor's steal) barely moves. The peers share one process, used by one path at a time.
+    // CPU a request of the proxy's process and of the daemon behind it, which, unlike the latencies, a neighbour on a
+    // shared machine (or the hypervisor's steal) barely moves.
     const pids = [router.process.pid, peers.process.pid, run.pid];
-    const proxyPid = new Map<string, number | undefined>([
-      [targets[1]?.[0] as string, router.process.pid],
-      [targets[2]?.[0] as string, peers.process.pid],
-      [targets[3]?.[0] as string, peers.process.pid],
-    ]);
     type PathCpu = { proxy: number; daemon: number; requests: number };
     const cpuOf = new Map<string, PathCpu>(targets.map(([name]) => [name, { proxy: 0, daemon: 0, requests: 0 }]));
     type PathRun = { name: string; ok: number; errors: Record<string, number>; p50: number; p99: number; max: number };
@@ -109,7 +106,7 @@ try {
     const roundSeconds = Math.max(2, Math.round(seconds / rounds));
     for (let round = 0; round < rounds; round++)
       for (let i = 0; i < targets.length; i++) {
-        const [name, url, headers] = targets[(round + i) % targets.length] as (typeof targets)[number];
+        const [name, url, headers, proxyPid] = targets[(round + i) % targets.length] as (typeof targets)[number];
         await load.ask('rate', { url, headers, perSecond: rate, seconds: 1 });
         const from = cpuSnapshot(pids);
         const row = await load.ask('rate', { url, headers, perSecond: rate, seconds: roundSeconds });
@@ -117,9 +114,9 @@ try {
         const used = cpuBetween(from, to);
         const elapsed = from && to ? (to.at - from.at) / 1000 : Number.NaN;
         const cpu = cpuOf.get(name) as PathCpu;
-        cpu.proxy += used.named(proxyPid.get(name)) * elapsed;
+        cpu.proxy += used.named(proxyPid) * elapsed;
         cpu.daemon += used.named(run.pid) * elapsed;
-        cpu.requests += row.ok + Object.values(row.errors).reduce((sum, count) => sum + count, 0);
+        cpu.requests += row.ok + errorCount(row.errors);
         runs.get(name)?.push({ name, ...row });
       }
     const results: PathRun[] = targets.map(([name]) => {
@@ -145,7 +142,7 @@ try {
     for (const row of results) {
       const cpu = cpuOf.get(row.name) as PathCpu;
       console.log(
-        `| ${row.name} | ${row.ok} | ${Object.values(row.errors).reduce((sum, count) => sum + count, 0)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${row === direct ? '–' : fixed(row.p50 - direct.p50)} | ${row === direct ? '–' : fixed(row.p99 - direct.p99)} | ${row === direct ? '–' : perRequestMicros(cpu.proxy, cpu.requests)} | ${perRequestMicros(cpu.daemon, cpu.requests)} |`,
+        `| ${row.name} | ${row.ok} | ${errorCount(row.errors)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${row === direct ? '–' : fixed(row.p50 - direct.p50)} | ${row === direct ? '–' : fixed(row.p99 - direct.p99)} | ${row === direct ? '–' : perRequestMicros(cpu.proxy, cpu.requests)} | ${perRequestMicros(cpu.daemon, cpu.requests)} |`,
       );
     }
     const [, routerRow, fastifyRow] = results as [(typeof results)[number], (typeof results)[number], (typeof results)[number]];
