@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setImmediate } from 'node:timers/promises';
 import { testEngines } from '@platform/testkit/databases';
 import { startTestChain, type TestChain } from '@platform/testkit/test-chain';
 import { createPublicClient, getAddress, type Hex, http } from 'viem';
@@ -150,6 +151,36 @@ describe('the on-chain service registry', () => {
       assert.match(refused.body.message, /no ServiceRegistry operated by/);
     } finally {
       await m.close();
+    }
+  });
+
+  test('an update mined a few seconds after it was estimated still lands (the gas limit is not the bare estimate)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'marketplace-registry-'));
+    const [engine] = testEngines();
+    const m = await startMarketplace(engine as never, { env: { MARKETPLACE_RPC_URL: chain.url, DATA_DIR: dataDir } });
+    try {
+      const dev = await signIn(m);
+      const listing = await publishListing(m, dev);
+      const patched = await m.call('PATCH', `/v1/services/${listing.id}`, { headers: dev.headers, body: { manifest: testManifest({ summary: 'Later' }) } });
+      assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      // As on a chain with block times: the update waits in the pool and its block is stamped later than the estimate
+      // saw, so rewriting the stored updatedAt costs 2,800 gas more than estimated.
+      await chain.setAutomine(false);
+      const republishing = m.call('POST', `/v1/services/${listing.id}/publish`, { headers: dev.headers });
+      try {
+        while (Number((await chain.rpc<{ pending: string }>('txpool_status')).pending) === 0) await setImmediate();
+        await chain.increaseTime(3);
+        await chain.mine(1);
+      } finally {
+        await chain.setAutomine(true);
+      }
+      const republished = await republishing;
+      assert.equal(republished.status, 200, JSON.stringify(republished.body));
+      const registry = (await m.call('GET', '/v1/registry')).body.data.address as Hex;
+      assert.equal((await onChain(chain, registry, listing.id)).manifestHash, patched.body.data.manifest_hash);
+    } finally {
+      await m.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

@@ -1,3 +1,4 @@
+import { gasLimitFor } from '@platform/kit/chain/gas';
 import { ServiceError } from '@platform/kit/errors';
 import type { Logger } from 'pino';
 import {
@@ -118,7 +119,7 @@ export class TransactionSender {
     const call = { account: wallet.address, to: request.to, data: request.data, value: request.value };
     let gas: bigint;
     try {
-      gas = await client.estimateGas(call);
+      gas = gasLimitFor(await client.estimateGas(call));
     } catch (error) {
       const revert = revertOrThrow(error, request.abi);
       throw new ServiceError('conflict', `the transaction would revert: ${revert.message}`, { details: { reason: 'execution_reverted', revert } });

@@ -1,4 +1,5 @@
 import { type ChainNode, connectNode, fundOnDevelopmentNode } from '@platform/kit/chain/chain-node';
+import { gasLimitFor } from '@platform/kit/chain/gas';
 import { systemClock } from '@platform/kit/clock';
 import type { Logger } from 'pino';
 import { type Address, BaseError, ContractFunctionRevertedError, getAddress, type Hex, type PrivateKeyAccount } from 'viem';
@@ -99,7 +100,8 @@ export function createRegistryClient(options: RegistryClientOptions): ServiceReg
       const { chain, address } = await liveConnection();
       // Simulated first: a revert (another owner, a lost operator right) is named instead of costing gas.
       const { request } = await chain.client.simulateContract({ address, abi: registryAbi, functionName: 'register', args, account: chain.account });
-      const hash = await chain.wallet.writeContract(request);
+      const gas = gasLimitFor(await chain.client.estimateContractGas(request));
+      const hash = await chain.wallet.writeContract({ ...request, gas });
       await onSent?.(hash);
       const receipt = await chain.client.waitForTransactionReceipt({ hash, pollingInterval: 250, timeout: options.receiptTimeoutMs ?? 60_000 });
       if (receipt.status !== 'success') throw new RegistryError(`the registry transaction ${hash} reverted`, false);

@@ -1,5 +1,6 @@
 import { setTimeout } from 'node:timers/promises';
 import type { ChainNode } from '@platform/kit/chain/chain-node';
+import { gasLimitFor } from '@platform/kit/chain/gas';
 import type { Clock } from '@platform/kit/clock';
 import { uuidv7 } from '@platform/kit/ids';
 import type { Kysely } from 'kysely';
@@ -280,7 +281,7 @@ export class TxSender {
     const maxPriorityFeePerGas = min(fees.maxPriorityFeePerGas, maxFeePerGas);
     this.#nonce ??= await this.#firstFreeNonce();
     const nonce = this.#nonce;
-    const raw = await this.#sign({ to: request.to, data: request.data, gas: (gas * 6n) / 5n, nonce, maxFeePerGas, maxPriorityFeePerGas });
+    const raw = await this.#sign({ to: request.to, data: request.data, gas: gasLimitFor(gas), nonce, maxFeePerGas, maxPriorityFeePerGas });
     const hash = keccak256(raw);
     const id = uuidv7(this.#clock.now().getTime());
     const now = this.#clock.now();
