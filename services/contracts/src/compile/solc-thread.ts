@@ -5,6 +5,7 @@ import { type SolcError, toDiagnostics } from './diagnostics.ts';
 import { ImportResolver, type ImportResult } from './import-resolver.ts';
 import { standardJsonInput } from './solc-input.ts';
 import type { CompileSettings, SourceMap } from './sources.ts';
+import { cacheWasmTableReads } from './wasm-table-reads.ts';
 
 /** The far side of SolcWorker: solc-js, loaded once (about 300 ms) and kept warm for every compile after. */
 
@@ -30,6 +31,7 @@ interface SolcOutput {
   contracts?: Record<string, Record<string, SolcContractOutput>>;
 }
 
+cacheWasmTableReads();
 const solc = createRequire(import.meta.url)('solc') as SolcJs;
 const longVersion = solc.version();
 const version = longVersion.split('+')[0] as string;
