@@ -19,8 +19,10 @@ export function cacheWasmTableReads(): void {
   const prototype = (globalThis as unknown as { WebAssembly: { Table: { prototype: Table } } }).WebAssembly.Table.prototype;
   const { get, set } = prototype;
   prototype.get = function (this: CachingTable, index: number) {
-    const cache = (this[cacheKey] ??= []);
-    return (cache[index] ??= get.call(this, index));
+    this[cacheKey] ??= [];
+    const cache = this[cacheKey];
+    cache[index] ??= get.call(this, index);
+    return cache[index];
   };
   // Arguments passed on as given: a missing value and an undefined one are not the same to Table.set.
   prototype.set = function (this: CachingTable, ...args: [index: number, value?: unknown]) {
