@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { uuidv7 } from '@platform/kit/ids';
 import { postgresBehindLink } from '@platform/testkit/database-outage';
-import { testEngines } from '@platform/testkit/databases';
+import { silentLogger, testEngines } from '@platform/testkit/databases';
 import { drillAnswer, driveThroughOutage } from '@platform/testkit/outage-drill';
 import { sql } from 'kysely';
-import { BudgetRepository } from '../src/metering/budget.repository.ts';
+import { BudgetRepository, type LedgerEntry } from '../src/metering/budget.repository.ts';
+import { BudgetLeases } from '../src/metering/budget-leases.ts';
 import { callerHeaders, type Gateway, models, newActor, startGateway, today } from './harness.ts';
 
 const behind = await postgresBehindLink();
@@ -99,5 +100,46 @@ for (const engine of testEngines())
       const lease = await db.selectFrom('budget_leases').select('units').where('holder', '=', holder).executeTakeFirstOrThrow();
       assert.equal(lease.units, 60n);
       assert.deepEqual(await gateway.spend(actor), { spent: 40n, reserved: 60n, calls: 1 });
+    });
+
+    test('a booking that joins the batch of a top-up grant before it is counted once in the spent the next call is shown', async () => {
+      const repository = new BudgetRepository(gateway.database.db, gateway.clock, {
+        defaultCapUnits: 1_000n,
+        asyncCommit: false,
+        lockRows: engine.name === 'postgres',
+      });
+      const leases = new BudgetLeases({ repository, clock: gateway.clock, logger: silentLogger, settings: { ttlMs: 3_600_000, sliceCalls: 1 } });
+      const actor = newActor();
+      const entry = (costUnits: bigint): LedgerEntry => ({
+        actor,
+        day: today,
+        slot: 'compiler',
+        model: models.small,
+        kind: 'chat',
+        streamed: false,
+        rateTableVersion: 1,
+        inputTokens: 1,
+        outputTokens: 1,
+        costUnits,
+        basis: 'usage',
+        intentId: null,
+        goalId: null,
+        kindRoute: null,
+      });
+      const reserved = async () => {
+        const outcome = await leases.reserve(actor, today, 10n);
+        assert.ok(outcome.accepted);
+        return outcome;
+      };
+      await reserved(); // a grant of 20: this call's 10 and one more call's
+      const second = await reserved(); // fills the slice, so a top-up grant goes out behind it
+      // Settled in the same turn: the booking joins the top-up's batch, which applies bookings before grants.
+      const booked = leases.settle(second.reservation, entry(7n));
+      await booked;
+      await repository.flushed();
+      const third = await reserved();
+      assert.equal(third.spentBeforeUnits, 7n, 'spent as the next call is shown: the booking once');
+      assert.deepEqual(await gateway.spend(actor), { spent: 7n, reserved: 23n, calls: 1 });
+      await leases.retire();
     });
   });

@@ -266,7 +266,9 @@ export class BudgetLeases {
       }
       if (holder !== this.#holder.id) return undefined;
       slice.held += outcome.granted;
-      slice.spentView = outcome.spentUnits + (slice.ownBooked - bookedBefore);
+      // Spent as the grant saw it, plus this instance's bookings since it asked that the grant did not see (those in
+      // its own batch it did).
+      slice.spentView = outcome.spentUnits - outcome.bookedAfterUnits + (slice.ownBooked - bookedBefore);
       slice.limit = outcome.limitUnits;
       // Set before the waiters wake (below): a call's final refusal is theirs too (see #afterGrowing).
       if (outcome.granted > 0n) slice.refusal = undefined;

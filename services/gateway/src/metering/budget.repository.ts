@@ -37,7 +37,12 @@ export interface LeaseKey {
 
 export type GrantOutcome =
   /** `recalled`: refused while other holders had slices of the day, which were asked back. */
-  | { granted: bigint; spentUnits: bigint; limitUnits: bigint; holderLost: false; recalled: boolean }
+  /**
+   * `spentUnits` is the day's spent as the grant saw it, after the bookings of its batch, those submitted after the
+   * grant too; `bookedAfterUnits` is what those later ones of the same actor-day cost, so a caller that counts its own
+   * bookings since it asked does not count them twice.
+   */
+  | { granted: bigint; spentUnits: bigint; bookedAfterUnits: bigint; limitUnits: bigint; holderLost: false; recalled: boolean }
   /** The holder's heartbeat had lapsed: nothing granted; it must register again under a new id. */
   | { holderLost: true };
 
@@ -212,11 +217,35 @@ export class BudgetRepository {
       select op_index, spent, cap, granted, holder_lost, recalled
       from gateway_apply(${JSON.stringify(rows)}::jsonb, ${defaultCapUnits}::int8, ${asyncCommit}, ${this.#clock.sqlNow()}, ${lockRows}, ${hasMoves}, ${hasGrants})`,
     ).execute(this.#db);
+    const bookedAfter = hasGrants ? bookedAfterEachOp(ops) : [];
     const outcomes: Array<GrantOutcome | undefined> = new Array(ops.length);
     for (const row of result.rows)
       outcomes[row.op_index] = row.holder_lost
         ? { holderLost: true }
-        : { granted: row.granted, spentUnits: row.spent, limitUnits: row.cap, holderLost: false, recalled: row.recalled };
+        : {
+            granted: row.granted,
+            spentUnits: row.spent,
+            bookedAfterUnits: bookedAfter[row.op_index] ?? 0n,
+            limitUnits: row.cap,
+            holderLost: false,
+            recalled: row.recalled,
+          };
     return outcomes;
   }
+}
+
+/**
+ * For each op of a batch, what the bookings of the same actor-day submitted after it cost: `gateway_apply` applies a
+ * batch's bookings before deciding its grants, so a grant's spent already holds them.
+ */
+function bookedAfterEachOp(ops: readonly Op[]): bigint[] {
+  const after = new Array<bigint>(ops.length);
+  const running = new Map<string, bigint>();
+  for (let i = ops.length - 1; i >= 0; i--) {
+    const op = ops[i] as Op;
+    const key = `${op.actor} ${op.day}`;
+    after[i] = running.get(key) ?? 0n;
+    if (op.op === 'book') running.set(key, (after[i] as bigint) + op.entry.costUnits);
+  }
+  return after;
 }
