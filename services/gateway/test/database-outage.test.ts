@@ -134,8 +134,7 @@ for (const engine of testEngines())
       await reserved(); // a grant of 20: this call's 10 and one more call's
       const second = await reserved(); // fills the slice, so a top-up grant goes out behind it
       // Settled in the same turn: the booking joins the top-up's batch, which applies bookings before grants.
-      const booked = leases.settle(second.reservation, entry(7n));
-      await booked;
+      await leases.settle(second.reservation, entry(7n));
       await repository.flushed();
       const third = await reserved();
       assert.equal(third.spentBeforeUnits, 7n, 'spent as the next call is shown: the booking once');

@@ -56,6 +56,9 @@ type Op =
   | (LeaseKey & { op: 'book'; take: bigint; entry: LedgerEntry; id: string })
   | (LeaseKey & { op: 'return'; take: bigint; announce: boolean });
 
+/** An op's actor-day: the queue keeps each one's ops in submission order. */
+const dayKeyOf = (op: Op) => `${op.actor} ${op.day}`;
+
 /** How long a served call's booking is sent again while the database cannot take it: beyond, it is logged and lost. */
 const bookingRetryMs = 60_000;
 
@@ -88,7 +91,7 @@ export class BudgetRepository {
     this.#clock = clock;
     this.#options = options;
     this.#ops = new GroupCommit((ops) => this.#apply(ops), {
-      keyOf: (op) => `${op.actor} ${op.day}`,
+      keyOf: dayKeyOf,
       maxBatch: options.maxBatch ?? 512,
       maxInFlight: options.maxInFlight ?? 4,
     });
@@ -243,7 +246,7 @@ function bookedAfterEachOp(ops: readonly Op[]): bigint[] {
   const running = new Map<string, bigint>();
   for (let i = ops.length - 1; i >= 0; i--) {
     const op = ops[i] as Op;
-    const key = `${op.actor} ${op.day}`;
+    const key = dayKeyOf(op);
     after[i] = running.get(key) ?? 0n;
     if (op.op === 'book') running.set(key, (after[i] as bigint) + op.entry.costUnits);
   }
