@@ -29,6 +29,13 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
   await buildConsole();
 }
 
+// One bundle per dependency of hundreds of files (scripts/vendor-bundles.mjs), which cli/bin/vendor-bundles.js points
+// imports at: before the compile cache below, so the bundles are what it compiles.
+if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
+  const { buildVendorBundles } = await import('./vendor-bundles.mjs');
+  await buildVendorBundles();
+}
+
 // Every service's first start on embedded PGlite copies one initialised database instead of running initdb
 // (packages/kit/src/db/pglite-boot.ts): build that template now, once, rather than on the first `npm start`.
 if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
@@ -40,7 +47,7 @@ if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
 // of every service, compiled now, so the first `npm start` does not pay for it (a first start took 12 s with the cache
 // still empty, 6 s once filled). Loading a module runs no service: each starts only as its process's main module.
 if (process.env.PLATFORM_PINNED_NODE_PASS !== '1') {
-  const warm = `const { useProjectCompileCache } = await import('./cli/bin/compile-cache.js'); useProjectCompileCache();
+  const warm = `const { useProjectCompileCache } = await import('./cli/bin/compile-cache.js'); useProjectCompileCache(); await import('./cli/bin/vendor-bundles.js');
     const { services } = await import('./cli/src/services.ts'); await import('./cli/src/platform.ts');
     for (const service of services) await service.load();`;
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', warm], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });

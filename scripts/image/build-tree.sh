@@ -54,6 +54,9 @@ for dir in "$repo"/services/*/; do workspaces="$workspaces -w @platform/$(basena
 # engines ask for more, such as EDR's native binding, and the contract engine could not run a test.
 # shellcheck disable=SC2086
 PATH="$(dirname "$node"):$PATH" npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error -w @platform/cli $workspaces < /dev/null
+# One bundle per dependency of hundreds of files, as the checkout's install builds them (with the checkout's esbuild):
+# a service loads a few modules where it would resolve ~1,000 files one by one (cli/bin/vendor-bundles.js).
+"$node" "$repo/scripts/vendor-bundles.mjs" "$app"
 
 # Cut what no service runs: the packaging's own workspaces; the bundler (the daemon's bundle is built); the local
 # chain node (in production the chain is a setting: CONTRACTS_LOCAL_NODE=external); TypeScript 7, installed as an
