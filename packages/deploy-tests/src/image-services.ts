@@ -33,13 +33,14 @@ async function derived(service: string): Promise<Record<string, string>> {
  * Every service as the image runs it in production (NODE_ENV=production, its secrets, the settings production
  * requires, PostgreSQL), on a free loopback port; and the per-user daemon as the router's fly and kubernetes providers
  * start it (the image's default command, no NODE_ENV: its key lives in its volume). Peers it would call are given an
- * address that refuses (nothing is started but the one service): each must still start and answer /healthz.
+ * address that refuses (nothing is started but the one service): each must still start and answer /healthz. The
+ * contract engine gets `chainUrl`, a chain node the check runs (with none it logs an error, as it should).
  */
-export async function imageRuns(databaseUrl: string): Promise<ImageRun[]> {
+export async function imageRuns(databaseUrl: string, chainUrl: string): Promise<ImageRun[]> {
   const nowhere = 'http://127.0.0.1:9';
   const extra: Record<string, Record<string, string>> = {
     scheduler: { SCHEDULER_WAKE_URL: `${nowhere}/internal/wake` },
-    contracts: { CONTRACTS_WALLET_KEY: key('contracts-wallet'), CONTRACTS_LOCAL_NODE: 'external', CONTRACTS_LOCAL_RPC_URL: nowhere },
+    contracts: { CONTRACTS_WALLET_KEY: key('contracts-wallet'), CONTRACTS_LOCAL_NODE: 'external', CONTRACTS_LOCAL_RPC_URL: chainUrl },
     settlement: { SETTLEMENT_SEQUENCER_KEY: key('sequencer') },
     marketplace: { MARKETPLACE_SIGNING_KEY: key('market-signing'), MARKETPLACE_AGENT_KEY: key('market-agent'), MARKETPLACE_SETTLEMENT_URL: nowhere },
     gateway: { GATEWAY_UPSTREAM_URL: `${nowhere}/v1` },
