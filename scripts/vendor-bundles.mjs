@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
  * What is bundled: packages of many files, each bundled whole (every subpath it exports) so it stays one copy. Not
  * @opentelemetry/api (44 files): Node loads its CommonJS build, which has two entries.
  */
-export const vendoredPackages = ['typebox', 'kysely', 'viem', 'undici'];
-export const vendorFolder = (root) => join(root, 'node_modules', '.cache', 'platform-vendor');
+const vendoredPackages = ['typebox', 'kysely', 'viem', 'undici'];
+const vendorFolder = (root) => join(root, 'node_modules', '.cache', 'platform-vendor');
 
 /** The subpaths a package exports that a program can import (no patterns, no package.json, no build folders). */
 function exportedSubpaths(manifest) {
@@ -54,22 +54,27 @@ function loadsAsModule(folder, manifest) {
 }
 
 /**
- * The folders (relative to the root) whose code resolves `name` to a nested copy of another version
- * (`@kubernetes/client-node` has its own undici): an import from inside them keeps going to that copy.
+ * For each name, the folders (relative to the root) whose code resolves it to a nested copy of another version
+ * (`@kubernetes/client-node` has its own undici): an import from inside them keeps going to that copy. One walk of
+ * the tree for every name.
  */
-function nestedCopies(root, name, folder = join(root, 'node_modules'), found = []) {
-  for (const entry of readdirSync(folder, { withFileTypes: true })) {
-    if (!entry.isDirectory() || entry.name === '.cache' || entry.name === '.bin') continue;
-    const path = join(folder, entry.name);
-    if (entry.name.startsWith('@')) {
-      nestedCopies(root, name, path, found);
-      continue;
+function nestedCopies(root, names) {
+  const found = Object.fromEntries(names.map((name) => [name, []]));
+  const walk = (folder) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name === '.cache' || entry.name === '.bin') continue;
+      const path = join(folder, entry.name);
+      if (entry.name.startsWith('@')) {
+        walk(path);
+        continue;
+      }
+      const nested = join(path, 'node_modules');
+      if (!existsSync(nested)) continue;
+      for (const name of names) if (existsSync(join(nested, name, 'package.json'))) found[name].push(`${relative(root, path)}/`);
+      walk(nested);
     }
-    const nested = join(path, 'node_modules');
-    if (!existsSync(nested)) continue;
-    if (existsSync(join(nested, name, 'package.json'))) found.push(`${relative(root, path)}/`);
-    nestedCopies(root, name, nested, found);
-  }
+  };
+  walk(join(root, 'node_modules'));
   return found;
 }
 
@@ -80,50 +85,56 @@ export async function buildVendorBundles(root = fileURLToPath(new URL('..', impo
   // the new ones, never a folder half written.
   const out = `${vendorFolder(root)}.building-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
-  const packages = {};
-  for (const name of vendoredPackages) {
-    const manifestFile = join(root, 'node_modules', name, 'package.json');
-    if (!existsSync(manifestFile)) continue;
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    const esm = loadsAsModule(join(root, 'node_modules', name), manifest);
-    const subpaths = exportedSubpaths(manifest);
-    // CommonJS cannot share chunks between bundles: a second entry would be a second copy of the package's internals.
-    if (!esm && subpaths.length > 1) throw new Error(`vendor bundles: ${name} is CommonJS with ${subpaths.length} entries; vendor only ES module packages or single-entry ones`);
-    const specifier = (subpath) => (subpath === '.' ? name : `${name}/${subpath.slice(2)}`);
-    const outName = (subpath) => (subpath === '.' ? 'index' : subpath.slice(2));
-    const entryPoints = Object.fromEntries(subpaths.map((subpath) => [outName(subpath), specifier(subpath)]));
-    const folder = join(out, name);
-    await build({
-      entryPoints,
-      absWorkingDir: root,
-      bundle: true,
-      platform: 'node',
-      target: 'node24',
-      // One ES module per subpath with shared chunks, so the package's internals exist once whichever subpath loads
-      // them; a CommonJS package stays CommonJS (one file: named imports of it work as they did).
-      format: esm ? 'esm' : 'cjs',
-      // Resolved as Node resolves them: its conditions (esbuild adds node, and import or require), `main` only.
-      conditions: ['module-sync'],
-      mainFields: ['main'],
-      splitting: esm && subpaths.length > 1,
-      outdir: folder,
-      outExtension: { '.js': esm ? '.mjs' : '.cjs' },
-      // Another vendored package stays an import, resolved to its own bundle.
-      external: vendoredPackages.filter((other) => other !== name).flatMap((other) => [other, `${other}/*`]),
-      legalComments: 'eof',
-      logLevel: 'error',
-    });
-    packages[name] = {
-      version: manifest.version,
-      entries: Object.fromEntries(subpaths.map((subpath) => [specifier(subpath), `${name}/${outName(subpath)}.${esm ? 'mjs' : 'cjs'}`])),
-      nestedCopiesUnder: nestedCopies(root, name),
-    };
+  try {
+    const packages = {};
+    const installed = vendoredPackages.filter((name) => existsSync(join(root, 'node_modules', name, 'package.json')));
+    const nested = nestedCopies(root, installed);
+    for (const name of installed) packages[name] = await bundlePackage(build, root, out, name, nested[name]);
+    const written = { packages };
+    writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(written, null, 2)}\n`);
+    rmSync(vendorFolder(root), { recursive: true, force: true });
+    renameSync(out, vendorFolder(root));
+    return written;
+  } finally {
+    // A failed build leaves the bundles that were there, and no half-built folder beside them.
+    rmSync(out, { recursive: true, force: true });
   }
-  const written = { packages };
-  writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(written, null, 2)}\n`);
-  rmSync(vendorFolder(root), { recursive: true, force: true });
-  renameSync(out, vendorFolder(root));
-  return written;
+}
+
+/** One package's bundle under `out`: its manifest entry. */
+async function bundlePackage(build, root, out, name, nestedCopiesUnder) {
+  const manifest = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8'));
+  const esm = loadsAsModule(join(root, 'node_modules', name), manifest);
+  const subpaths = exportedSubpaths(manifest);
+  // CommonJS cannot share chunks between bundles: a second entry would be a second copy of the package's internals.
+  if (!esm && subpaths.length > 1) throw new Error(`vendor bundles: ${name} is CommonJS with ${subpaths.length} entries; vendor only ES module packages or single-entry ones`);
+  const specifier = (subpath) => (subpath === '.' ? name : `${name}/${subpath.slice(2)}`);
+  const outName = (subpath) => (subpath === '.' ? 'index' : subpath.slice(2));
+  await build({
+    entryPoints: Object.fromEntries(subpaths.map((subpath) => [outName(subpath), specifier(subpath)])),
+    absWorkingDir: root,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    // One ES module per subpath with shared chunks, so the package's internals exist once whichever subpath loads
+    // them; a CommonJS package stays CommonJS (one file: named imports of it work as they did).
+    format: esm ? 'esm' : 'cjs',
+    // Resolved as Node resolves them: its conditions (esbuild adds node, and import or require), `main` only.
+    conditions: ['module-sync'],
+    mainFields: ['main'],
+    splitting: esm && subpaths.length > 1,
+    outdir: join(out, name),
+    outExtension: { '.js': esm ? '.mjs' : '.cjs' },
+    // Another vendored package stays an import, resolved to its own bundle.
+    external: vendoredPackages.filter((other) => other !== name).flatMap((other) => [other, `${other}/*`]),
+    legalComments: 'eof',
+    logLevel: 'error',
+  });
+  return {
+    version: manifest.version,
+    entries: Object.fromEntries(subpaths.map((subpath) => [specifier(subpath), `${name}/${outName(subpath)}.${esm ? 'mjs' : 'cjs'}`])),
+    nestedCopiesUnder,
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

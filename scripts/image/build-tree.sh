@@ -58,11 +58,12 @@ PATH="$(dirname "$node"):$PATH" npm ci --omit=dev --ignore-scripts --no-audit --
 # a service loads a few modules where it would resolve ~1,000 files one by one (cli/bin/vendor-bundles.js).
 "$node" "$repo/scripts/vendor-bundles.mjs" "$app"
 
-# Cut what no service runs: the packaging's own workspaces; the local chain node (in production the chain is a setting: CONTRACTS_LOCAL_NODE=external); TypeScript 7, installed as an
-# optional peer of viem for its types; sodium-native's prebuilt bindings for other systems; the second PGlite under
-# the memory server (pglite-pgvector never imports it: the kit's PGlite loads the extension); type declarations,
-# source maps, TypeScript sources (Node does not run them from node_modules) and documentation. esbuild stays: the
-# marketplace's hosted mode bundles every upload with it (the marketplace does not start without it).
+# Cut what no service runs: the packaging's own workspaces; the local chain node (in production the chain is a
+# setting: CONTRACTS_LOCAL_NODE=external); TypeScript 7, installed as an optional peer of viem for its types;
+# sodium-native's prebuilt bindings for other systems; the second PGlite under the memory server (pglite-pgvector
+# never imports it: the kit's PGlite loads the extension); type declarations, source maps, TypeScript sources (Node
+# does not run them from node_modules) and documentation. esbuild stays: the marketplace's hosted mode bundles every
+# upload with it (the marketplace does not start without it).
 rm -rf node_modules/@platform/testkit node_modules/@platform/deploy-tests node_modules/@platform/console packages/testkit packages/deploy-tests
 rm -rf node_modules/@foundry-rs node_modules/typescript node_modules/@typescript
 rm -rf node_modules/.bin node_modules/.package-lock.json services/memory/node_modules/@electric-sql/pglite
