@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { daemonTokenFor } from '@platform/kit/auth/daemon-token';
 import { daemonOwnerTokenMinter } from '@platform/kit/auth/owner-token';
 import type { Clock } from '@platform/kit/clock';
@@ -8,6 +7,7 @@ import { createServiceMetrics, type ServiceMetrics } from '@platform/kit/observa
 import { type ServiceTracing, tracingOff } from '@platform/kit/observability/tracing';
 import { remembered } from '@platform/kit/remembered';
 import type { Logger } from 'pino';
+import { Agent } from 'undici';
 import { buildInternalApp, buildPublicApp, serviceName, serviceVersion } from './app.ts';
 import { JwtVerifier } from './auth/jwt-verifier.ts';
 import type { RouterConfig } from './config.ts';
@@ -27,9 +27,6 @@ import { UserAccess } from './users/access.ts';
 import { Provisioner } from './users/provisioner.ts';
 import { UserDirectory } from './users/user-directory.ts';
 import { UsersRepository, usersChannel } from './users/users.repository.ts';
-
-const require = createRequire(import.meta.url);
-const http = require('node:http') as typeof import('node:http');
 
 export interface ComposedRouter {
   publicApp: Awaited<ReturnType<typeof buildPublicApp>>;
@@ -113,7 +110,9 @@ export async function composeRouter(
     metrics: metrics.wakes,
   });
   const access = new UserAccess({ directory, invites, provisioner, clock, wakeTimeoutMs: config.wakeTimeoutMs, maxWaiters: config.maxWaiters });
-  const agents = { environments: new http.Agent({ keepAlive: true, maxSockets: 1024 }), gateway: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
+  // undici's own timeouts off: the proxy's idle watch (ROUTER_PROXY_TIMEOUT) times both directions of an exchange.
+  const upstreamAgent = (connections: number) => new Agent({ connections, headersTimeout: 0, bodyTimeout: 0 });
+  const agents = { environments: upstreamAgent(1024), gateway: upstreamAgent(256) };
   const deps: RouteDeps = {
     config,
     clock,
@@ -160,8 +159,7 @@ export async function composeRouter(
     async release() {
       await reaper.stop();
       await provider.close();
-      agents.environments.destroy();
-      agents.gateway.destroy();
+      await Promise.all([agents.environments.destroy(), agents.gateway.destroy()]);
       await unlisten();
     },
   };

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  Agent,
+  type ClientRequest,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '@platform/kit/free-port';
 import { testEngines } from '@platform/testkit/databases';
@@ -16,6 +24,22 @@ import { environmentUser } from '../src/routes/proxy-route.ts';
 import { type IdentityProvider, invite, ipv6Loopback, startIdentityProvider, startRouter } from './harness.ts';
 
 const [pglite] = testEngines();
+
+/** The status and text of the answer to a request made with node:http (which, unlike fetch, sends what a test writes as it writes it). */
+function answerTo(request: ClientRequest): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    request.on('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
 const gatewayToken = 'gw-token-for-router-tests';
 // The gateway listens on IPv6 where the machine has it: ROUTER_GATEWAY_URL is then http://[::1]:<port>.
 const gatewayHost = (await ipv6Loopback()) ? '::1' : '127.0.0.1';
@@ -25,12 +49,27 @@ describe('the proxy', () => {
   let model: ScriptedModel;
   let gateway: ServiceProcess;
   let router: Awaited<ReturnType<typeof startRouter>>;
-  const cody: { headers: IncomingHttpHeaders; url: string }[] = [];
+  const cody: { headers: IncomingHttpHeaders; url: string; body?: string }[] = [];
   let codyServer: Awaited<ReturnType<typeof listenOnFreePort>>;
   const codyHangs = false;
   const sub = randomUUID();
   let token: string;
   const clock = new ManualClock(new Date());
+
+  // `/cody/upload` keeps what it was sent; `/cody/big` answers `bigAnswer` in 64 KiB chunks, as fast as it may.
+  const uploaded = async (request: IncomingMessage, response: ServerResponse) => {
+    let body = '';
+    for await (const chunk of request) body += chunk;
+    cody.push({ headers: request.headers, url: request.url ?? '', body });
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: body.length }));
+  };
+  const bigAnswer = Buffer.alloc(4 * 1024 * 1024, 'abcdefghijklmnopqrstuvwxyz');
+  const writeBig = async (response: ServerResponse) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream' });
+    for (let at = 0; at < bigAnswer.length; at += 65_536)
+      if (!response.write(bigAnswer.subarray(at, at + 65_536))) await new Promise((resolve) => response.once('drain', resolve));
+    response.end();
+  };
 
   before(async () => {
     idp = await startIdentityProvider();
@@ -44,6 +83,9 @@ describe('the proxy', () => {
     // The co-located code engine is not one of the platform's services: a stand-in that shows what it was sent.
     codyServer = await listenOnFreePort(
       createServer((request, response) => {
+        if (request.url === '/upload') return void uploaded(request, response);
+        if (request.url === '/drop') return void request.socket.destroy();
+        if (request.url === '/big') return void writeBig(response);
         cody.push({ headers: request.headers, url: request.url ?? '' });
         if (codyHangs) return;
         response.writeHead(200, { 'content-type': 'application/json', connection: 'close', 'x-cody': 'yes' }).end('{"cody":true}');
@@ -71,26 +113,20 @@ describe('the proxy', () => {
   test('a request body is streamed through to the daemon, which gets its own bearer, never the user’s token', async () => {
     const prose = 'stream me '.repeat(1_500).trim();
     const chunks = prose.match(/.{1,1000}/g) as string[];
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const request = httpRequest(`${router.publicUrl}/messages/async`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
-      });
-      request.on('response', (response) => {
-        let body = '';
-        response.on('data', (chunk) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      });
-      request.on('error', reject);
-      const parts = [`{"prose":"`, ...chunks, '"}'];
-      const next = () => {
-        const part = parts.shift();
-        if (part === undefined) return request.end();
-        request.write(part);
-        setImmediate(next);
-      };
-      next();
+    const request = httpRequest(`${router.publicUrl}/messages/async`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
     });
+    const answered = answerTo(request);
+    const parts = [`{"prose":"`, ...chunks, '"}'];
+    const next = () => {
+      const part = parts.shift();
+      if (part === undefined) return request.end();
+      request.write(part);
+      setImmediate(next);
+    };
+    next();
+    const answer = await answered;
     assert.equal(answer.status, 202, answer.body);
     const id = JSON.parse(answer.body).data.intent_id;
     const intent = await router.call('GET', `/intents/${id}`, token);
@@ -128,6 +164,61 @@ describe('the proxy', () => {
     assert.equal(seen?.headers['x-secret-hop'], undefined);
     assert.match(String(seen?.headers.authorization), /^Bearer [A-Za-z0-9_-]{43}$/);
     assert.notEqual(seen?.headers.authorization, `Bearer ${token}`);
+  });
+
+  test('a body sent with Expect: 100-continue reaches the upstream whole, without the Expect (the router answered it)', async () => {
+    const body = JSON.stringify({ note: 'x'.repeat(5_000) });
+    const request = httpRequest(`${router.publicUrl}/cody/upload`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+    });
+    let continued = false;
+    request.on('continue', () => {
+      continued = true;
+      request.end(body);
+    });
+    const answer = await answerTo(request);
+    assert.deepEqual([answer.status, continued, JSON.parse(answer.body).received], [200, true, body.length], answer.body);
+    const seen = cody.at(-1);
+    assert.deepEqual([seen?.url, seen?.body, seen?.headers.expect, seen?.headers['content-length']], ['/upload', body, undefined, String(body.length)]);
+  });
+
+  test('an upstream that drops the connection while the body is still coming is one 503 in the envelope', async () => {
+    const request = httpRequest(`${router.publicUrl}/cody/drop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain', 'transfer-encoding': 'chunked' },
+    });
+    // A body that keeps coming until the answer is there: the upstream dropped it before it was whole.
+    const more = setInterval(() => request.write('still sending '), 5);
+    request.on('response', () => {
+      clearInterval(more);
+      request.end();
+    });
+    const answer = await answerTo(request);
+    assert.equal(answer.status, 503, answer.body);
+    assert.equal(JSON.parse(answer.body).error.code, 'unavailable');
+  });
+
+  test('a large answer to a reader slower than the upstream arrives whole and in order (the upstream paused and resumed at the client’s pace)', async () => {
+    const received = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      const request = httpRequest(`${router.publicUrl}/cody/big`, { headers: { authorization: `Bearer ${token}` } });
+      request.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        // Reads a chunk, then pauses a turn of the timers: slower than loopback writes, so the router's buffer fills.
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          response.pause();
+          setTimeout(() => response.resume(), 1);
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    assert.equal(received.status, 200);
+    assert.equal(received.body.length, bigAnswer.length);
+    assert.ok(received.body.equals(bigAnswer), 'the same bytes, in order');
   });
 
   test('/gw goes to the gateway (at an IPv6 address where there is one) with the platform’s bearer and the user’s own actor; the user cannot pick another', async () => {

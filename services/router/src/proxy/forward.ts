@@ -1,16 +1,16 @@
-import type { Agent, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { startClientSpan } from '@platform/kit/observability/tracing';
+import type { Dispatcher } from 'undici';
 import type { ProxyTiming } from '../metrics.ts';
-import type { IdleSweep } from './idle-sweep.ts';
+import type { IdleSweep, IdleWatch } from './idle-sweep.ts';
 
-// node:http through require: an ES import builds the module's whole namespace, which loads undici (see ARCHITECTURE.md).
-const require = createRequire(import.meta.url);
-const http = require('node:http') as typeof import('node:http');
-
-/** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1), plus the client's own credentials. */
+/**
+ * Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1), and `expect`: the router's own server
+ * has already answered a client's `100-continue` (Node's default), so the upstream is sent the body outright.
+ */
 const hopByHop = new Set([
   'connection',
+  'expect',
   'keep-alive',
   'proxy-authenticate',
   'proxy-authorization',
@@ -52,7 +52,8 @@ export interface ForwardTarget {
 }
 
 export interface ForwardOptions {
-  agent: Agent;
+  /** The keep-alive connections to the upstream (undici's Agent). */
+  dispatcher: Dispatcher;
   /** No byte either way for its timeout ends the exchange (SSE heartbeats keep a quiet stream alive). */
   idle: IdleSweep;
   /** Added to the response: CORS, the cold-start header. */
@@ -85,23 +86,44 @@ function requestHeaders(request: IncomingMessage, target: ForwardTarget): Outgoi
   return { ...headers, ...target.headers };
 }
 
-function responseHeaders(upstream: IncomingMessage, added: Record<string, string>): OutgoingHttpHeaders {
-  const named = connectionTokens(upstream.headers);
+function responseHeaders(upstream: IncomingHttpHeaders, added: Record<string, string>): OutgoingHttpHeaders {
+  const named = connectionTokens(upstream);
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined && !hopByHop.has(name) && !named.has(name)) headers[name] = value;
+  for (const [name, value] of Object.entries(upstream)) if (value !== undefined && !hopByHop.has(name) && !named.has(name)) headers[name] = value;
   return { ...headers, ...added };
+}
+
+/** A body arrives with a length or chunked (RFC 9112 §6.3); a request naming neither has none. */
+function hasBody(request: IncomingMessage): boolean {
+  return request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The client's body as undici reads it, touching the watch on every chunk. Not the stream itself: undici destroys a
+ * stream body when the exchange ends or fails, and destroying a request not yet read to its end destroys the client's
+ * socket, where the router still has a clean 503 to write. The iterator leaves the stream alone when undici stops early.
+ */
+async function* bodyOf(request: IncomingMessage, watchdog: IdleWatch): AsyncGenerator<Buffer> {
+  for await (const chunk of request.iterator({ destroyOnReturn: false })) {
+    watchdog.touch();
+    yield chunk as Buffer;
+  }
 }
 
 /**
  * Streams a request to the upstream and its answer back, both ways without buffering (bodies and SSE flow as they
- * arrive). Headers go to the client only once the upstream has answered, so a failure before that can still be a
- * clean error. A client that leaves ends the upstream request; an upstream that fails after answering cuts the client.
- * With tracing on it is a client span of the router's request, and the upstream gets that span's `traceparent` in
- * place of the client's (the router's span sits between them).
+ * arrive, the client's pace holding the upstream's back). Headers go to the client only once the upstream has
+ * answered, so a failure before that can still be a clean error. A client that leaves ends the upstream request; an
+ * upstream that fails after answering cuts the client. With tracing on it is a client span of the router's request,
+ * and the upstream gets that span's `traceparent` in place of the client's (the router's span sits between them).
+ *
+ * The upstream is called through undici's dispatcher (the handler interface, no stream objects of its own between
+ * the sockets): in the router's bench its client cost half of node:http's CPU a request.
  */
 export function forward(request: IncomingMessage, response: ServerResponse, target: ForwardTarget, options: ForwardOptions): void {
   let ended = false;
   let status: number | undefined;
+  let controller: Dispatcher.DispatchController | undefined;
   const end = (error?: Error) => {
     if (ended) return;
     ended = true;
@@ -112,38 +134,61 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
   const method = request.method ?? 'GET';
   const headers = requestHeaders(request, target);
   const host = target.hostname.includes(':') ? `[${target.hostname}]` : target.hostname;
-  const span = startClientSpan(method, `http://${host}:${target.port}${target.path}`, headers);
+  const origin = `http://${host}:${target.port}`;
+  const span = startClientSpan(method, `${origin}${target.path}`, headers);
   const sentAt = performance.now();
-  const upstream = http.request({ hostname: target.hostname, port: target.port, method, path: target.path, headers, agent: options.agent });
-  const watchdog = options.idle.watch(() => upstream.destroy(new Error(`no byte for ${options.idle.timeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)));
-  request.on('data', watchdog.touch);
-  upstream.on('response', (answer) => {
-    options.timing?.answered((performance.now() - sentAt) / 1000);
-    status = answer.statusCode;
-    watchdog.touch();
-    answer.on('data', watchdog.touch);
-    response.writeHead(answer.statusCode ?? 502, responseHeaders(answer, options.responseHeaders));
-    // A streamed answer (server-sent events, a chunked body: no Content-Length) gets its headers to the client at
-    // once, and its chunks as they come. A whole body's headers leave with its first bytes, in one write: flushed
-    // apart, they cost a second write and a second wake of the client for every request (on loopback a socket write
-    // is the largest single cost of a proxied request in the router's profile).
-    if (answer.headers['content-length'] === undefined) response.flushHeaders();
-    answer.pipe(response);
-    answer.on('error', () => response.destroy());
-    answer.on('end', () => end());
-  });
-  upstream.on('error', (error) => {
+  const watchdog = options.idle.watch(() => controller?.abort(new Error(`no byte for ${options.idle.timeoutMs} ms (ROUTER_PROXY_TIMEOUT)`)));
+  const failedBeforeAnswer = (error: Error) => {
     if (!response.headersSent) {
-      // A client that left first destroyed this request: not the upstream's failure.
-      if (!response.destroyed) options.timing?.failed();
-      options.onFailureBeforeAnswer(error);
+      // A client that left first ended this exchange: not the upstream's failure.
+      if (!response.destroyed) {
+        options.timing?.failed();
+        options.onFailureBeforeAnswer(error);
+      }
     } else response.destroy();
     end(error);
-  });
+  };
   response.on('close', () => {
-    // The client left before the end: nobody will read the rest, so the daemon need not write it.
-    if (!response.writableFinished) upstream.destroy();
-    end(response.writableFinished ? undefined : new Error('the client left before the answer ended'));
+    if (response.writableFinished) return end();
+    // The client left before the end: nobody will read the rest, so the upstream need not write it.
+    const left = new Error('the client left before the answer ended');
+    controller?.abort(left);
+    end(left);
   });
-  request.pipe(upstream);
+  // undici takes an async iterable as a body (core/request.js), which its types do not say.
+  const body = (hasBody(request) ? bodyOf(request, watchdog) : null) as Dispatcher.DispatchOptions['body'];
+  options.dispatcher.dispatch(
+    { origin, path: target.path, method, headers: headers as Record<string, string | string[]>, body },
+    {
+      onRequestStart(started) {
+        controller = started;
+        // The client left while the request waited for a connection.
+        if (ended) started.abort(new Error('the client left before the answer ended'));
+      },
+      onResponseStart(_controller, statusCode, upstreamHeaders) {
+        options.timing?.answered((performance.now() - sentAt) / 1000);
+        status = statusCode;
+        watchdog.touch();
+        response.writeHead(statusCode, responseHeaders(upstreamHeaders, options.responseHeaders));
+        // A streamed answer (server-sent events, a chunked body: no Content-Length) gets its headers to the client at
+        // once, and its chunks as they come. A whole body's headers leave with its first bytes, in one write: flushed
+        // apart, they cost a second write and a second wake of the client for every request (on loopback a socket
+        // write is the largest single cost of a proxied request in the router's profile).
+        if (upstreamHeaders['content-length'] === undefined) response.flushHeaders();
+      },
+      onResponseData(paused, chunk) {
+        watchdog.touch();
+        if (!response.write(chunk)) {
+          paused.pause();
+          response.once('drain', () => paused.resume());
+        }
+      },
+      onResponseEnd() {
+        response.end();
+      },
+      onResponseError(_controller, error) {
+        failedBeforeAnswer(error);
+      },
+    },
+  );
 }

@@ -118,7 +118,7 @@ function publicRead(
     reply.raw,
     { hostname: upstream.hostname, port: upstream.port, path: `${upstream.basePath}${target.path}`, headers: {} },
     {
-      agent: deps.agents.gateway,
+      dispatcher: deps.agents.gateway,
       idle,
       responseHeaders: cors,
       onFailureBeforeAnswer: () =>
@@ -172,7 +172,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
       reply.raw,
       { hostname: gateway.hostname, port: gateway.port, path: `${gateway.basePath}${target.path}`, headers },
       {
-        agent: deps.agents.gateway,
+        dispatcher: deps.agents.gateway,
         idle,
         responseHeaders: cors,
         onFailureBeforeAnswer: () => unavailableRaw(reply, cors, 'the gateway cannot be reached; retry shortly'),
@@ -194,7 +194,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, deps: RouteDe
     reply.raw,
     { hostname: address.hostname, port, path: target.path, headers: { authorization: `Bearer ${deps.daemonToken(userId)}`, 'x-platform-user-id': userId } },
     {
-      agent: deps.agents.environments,
+      dispatcher: deps.agents.environments,
       idle,
       responseHeaders: added,
       onFailureBeforeAnswer: (error) => {

@@ -1,8 +1,8 @@
-import type { Agent } from 'node:http';
 import type { Clock } from '@platform/kit/clock';
 import type { ServiceMetrics } from '@platform/kit/observability/metrics';
 import type { ServiceTracing } from '@platform/kit/observability/tracing';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import type { JwtVerifier } from '../auth/jwt-verifier.ts';
 import type { RouterConfig } from '../config.ts';
 import type { Activity } from '../environments/idle-reaper.ts';
@@ -37,8 +37,8 @@ export interface RouteDeps {
   metrics: RouterMetrics;
   /** The registry both listeners count into; `/metrics` and `/metrics/daemons` are served on the internal one only. */
   serviceMetrics: ServiceMetrics;
-  /** Keep-alive sockets to the daemons and to the gateway. */
-  agents: { environments: Agent; gateway: Agent };
+  /** Keep-alive connections to the daemons and to the gateway (undici Agents). */
+  agents: { environments: Dispatcher; gateway: Dispatcher };
   /** The router's tracing: both listeners' server spans (the proxy's and the wake's client spans follow the active one). */
   tracing: ServiceTracing;
 }
