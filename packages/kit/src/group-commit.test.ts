@@ -117,4 +117,77 @@ describe('group commit', () => {
     const outcomes = await Promise.allSettled(['a', 'b'].map((item) => commit.submit(item)));
     for (const outcome of outcomes) assert.match(String(outcome.status === 'rejected' && outcome.reason), /2 items answered 1 results/);
   });
+
+  describe('lingering (lingerMs): items nobody waits on wait a while for company', () => {
+    /** Timers the test fires by hand. */
+    function manualTimers() {
+      const timers: Array<{ ms: number; fire: () => void; cancelled: boolean }> = [];
+      const timer = (run: () => void, ms: number) => {
+        const entry = { ms, fire: run, cancelled: false };
+        timers.push(entry);
+        return () => {
+          entry.cancelled = true;
+        };
+      };
+      return { timers, timer };
+    }
+    // Bookings linger; a grant (`g…`) is waited on.
+    const urgent = (item: string) => item.startsWith('g');
+
+    test('lingering items leave together when the first has waited lingerMs, not at the end of its turn', async () => {
+      const { batches, run } = manualRunner();
+      const { timers, timer } = manualTimers();
+      const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4, lingerMs: 5, urgent, timer });
+      const outcomes = [commit.submit('a:1')];
+      await settle();
+      outcomes.push(commit.submit('b:1'));
+      await settle();
+      assert.equal(batches.length, 0, 'nothing left at the end of either turn');
+      assert.equal(timers.length, 1, 'one timer for the batch, not one an item');
+      assert.ok((timers[0]?.ms ?? 0) > 0 && (timers[0]?.ms ?? 0) <= 5);
+      timers[0]?.fire();
+      assert.deepEqual(
+        batches.map((batch) => batch.items),
+        [['a:1', 'b:1']],
+      );
+      batches[0]?.finish();
+      assert.deepEqual(await Promise.all(outcomes), ['done a:1', 'done b:1']);
+    });
+
+    test('an item a caller waits on leaves at the end of its turn and takes the lingering ones with it', async () => {
+      const { batches, run } = manualRunner();
+      const { timers, timer } = manualTimers();
+      const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4, lingerMs: 5, urgent, timer });
+      const outcomes = [commit.submit('a:1'), commit.submit('g:1')];
+      await settle();
+      assert.deepEqual(
+        batches.map((batch) => batch.items),
+        [['a:1', 'g:1']],
+      );
+      assert.equal(timers[0]?.cancelled, true, 'the lingering timer is cancelled');
+      batches[0]?.finish();
+      assert.deepEqual(await Promise.all(outcomes), ['done a:1', 'done g:1']);
+    });
+
+    test('a full batch leaves at once, and idle() sends what lingers without waiting', async () => {
+      const { batches, run } = manualRunner();
+      const { timer } = manualTimers();
+      const commit = new GroupCommit(run, { keyOf, maxBatch: 2, maxInFlight: 4, lingerMs: 1_000, urgent, timer });
+      const full = [commit.submit('a:1'), commit.submit('b:1')];
+      await settle();
+      assert.deepEqual(
+        batches.map((batch) => batch.items),
+        [['a:1', 'b:1']],
+      );
+      const lingering = commit.submit('c:1');
+      await settle();
+      assert.equal(batches.length, 1, 'one item lingers');
+      const idle = commit.idle();
+      await settle();
+      assert.deepEqual(batches[1]?.items, ['c:1'], 'idle() brought it forward');
+      for (const batch of batches) batch.finish();
+      assert.deepEqual([...(await Promise.all(full)), await lingering], ['done a:1', 'done b:1', 'done c:1']);
+      await idle;
+    });
+  });
 });

@@ -11,6 +11,12 @@
  * one another (the marketplace's holds at settlement). `run` answers one result per item, in order; a batch whose run
  * fails, or answers another number of results, fails every item of it.
  *
+ * With `lingerMs`, an item nobody waits on (`urgent` says no: the gateway's booking of a call already answered) waits up
+ * to that long for others to share its batch: on a service at a moderate rate every item otherwise goes alone, and a
+ * commit per item cost PostgreSQL three times the CPU of a batched one (the gateway at 1,000 calls/s kept more than
+ * a core of PostgreSQL busy). An urgent item, or a full batch, still leaves at the end of the turn, taking whatever
+ * lingers with it, so nothing a caller waits for is delayed.
+ *
  * With `span` named, each batch runs in a span of that name in the trace of its first sampled item, linked to the
  * spans its other items were submitted in (OpenTelemetry's way to draw a batch: one parent, a link to each of the rest), so a
  * call to another service carried in a batch is found from every trace that asked for it; without, batches add
@@ -27,7 +33,18 @@ export interface GroupCommitOptions<In> {
   maxInFlight: number;
   /** The name of each batch's span; without, batches are not traced. */
   span?: string;
+  /** How long an item that is not `urgent` may wait for others to share its batch; without, none waits. */
+  lingerMs?: number;
+  /** Whether a caller waits on the item (it leaves at the end of the turn); all are, without. */
+  urgent?: (item: In) => boolean;
+  /** Runs `run` after `ms` and answers a cancel: setTimeout, unless a test schedules by hand. */
+  timer?: (run: () => void, ms: number) => () => void;
 }
+
+const realTimer = (run: () => void, ms: number) => {
+  const timeout = setTimeout(run, ms);
+  return () => clearTimeout(timeout);
+};
 
 interface Queued<In, Out> {
   item: In;
@@ -36,6 +53,10 @@ interface Queued<In, Out> {
   submittedIn: Context | undefined;
   resolve: (out: Out) => void;
   reject: (error: unknown) => void;
+  /** A caller waits on it: it leaves at the end of the turn. */
+  urgent: boolean;
+  /** When it was submitted (performance.now()), for how long it may still linger. */
+  at: number;
 }
 
 export class GroupCommit<In, Out> {
@@ -44,6 +65,13 @@ export class GroupCommit<In, Out> {
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
   readonly #span: string | undefined;
+  readonly #lingerMs: number;
+  readonly #urgent: ((item: In) => boolean) | undefined;
+  readonly #timer: (run: () => void, ms: number) => () => void;
+  /** Queued items a caller waits on: while there are any, the next flush is at the end of the turn. */
+  #urgentQueued = 0;
+  /** Cancels the lingering flush, when one is scheduled. */
+  #cancelLinger: (() => void) | undefined;
   #queue: Array<Queued<In, Out>> = [];
   /** Keys of the batches in flight. */
   readonly #busy = new Set<string>();
@@ -57,12 +85,17 @@ export class GroupCommit<In, Out> {
     this.#maxBatch = options.maxBatch;
     this.#maxInFlight = options.maxInFlight;
     this.#span = options.span;
+    this.#lingerMs = options.lingerMs ?? 0;
+    this.#urgent = options.urgent;
+    this.#timer = options.timer ?? realTimer;
   }
 
   submit(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       const submittedIn = this.#span === undefined ? undefined : captureTraceContext();
-      this.#queue.push({ item, key: this.#keyOf?.(item), submittedIn, resolve, reject });
+      const urgent = this.#lingerMs <= 0 || this.#urgent === undefined || this.#urgent(item);
+      this.#queue.push({ item, key: this.#keyOf?.(item), submittedIn, resolve, reject, urgent, at: urgent ? 0 : performance.now() });
+      if (urgent) this.#urgentQueued++;
       this.#scheduleFlush();
     });
   }
@@ -70,16 +103,37 @@ export class GroupCommit<In, Out> {
   /** Resolves once nothing is queued or in flight (everything submitted so far is committed or failed). */
   idle(): Promise<void> {
     if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
+    // Someone waits now (a shutdown): what lingers leaves at the end of the turn.
+    if (this.#cancelLinger !== undefined) this.#scheduleFlush(true);
     return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
+  /** At the end of the turn when a caller waits (`now`, or an urgent item queued) or a batch is full; else lingering. */
+  #scheduleFlush(now = false): void {
+    if (this.#flushScheduled || this.#queue.length === 0) return;
+    if (!now && this.#urgentQueued === 0 && this.#queue.length < this.#maxBatch) {
+      this.#linger();
+      return;
+    }
+    this.#cancelLinger?.();
+    this.#cancelLinger = undefined;
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
       this.#flush();
     });
+  }
+
+  /** Flushes once the oldest queued item has waited `lingerMs`, unless an urgent one brings it forward. */
+  #linger(): void {
+    if (this.#cancelLinger !== undefined) return;
+    const oldest = this.#queue[0] as Queued<In, Out>;
+    const wait = Math.max(0, oldest.at + this.#lingerMs - performance.now());
+    this.#cancelLinger = this.#timer(() => {
+      this.#cancelLinger = undefined;
+      this.#flush();
+      // Items left behind a key in flight are flushed when that batch ends.
+    }, wait);
   }
 
   #flush(): void {
@@ -133,6 +187,7 @@ export class GroupCommit<In, Out> {
       else waiting.push(entry);
     }
     this.#queue = waiting;
+    for (const entry of batch) if (entry.urgent) this.#urgentQueued--;
     return batch;
   }
 }

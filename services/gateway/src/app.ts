@@ -83,6 +83,7 @@ export function buildApp(deps: AppDeps) {
   const budget = new BudgetRepository(db, clock, {
     defaultCapUnits: settings.defaultDailyCapUnits,
     asyncCommit: settings.asyncCommit,
+    bookingLingerMs: settings.bookingLingerMs,
     lockRows: !oneConnection,
     maxInFlight: oneConnection ? 1 : 4,
   });

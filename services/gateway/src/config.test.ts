@@ -47,6 +47,15 @@ describe('gateway settings', () => {
       );
   });
 
+  test('a booking lingers 2 ms by default for others to share its commit, 0 (none) to 1,000 ms', () => {
+    assert.equal(loadConfig({}).bookingLingerMs, 2);
+    assert.deepEqual(
+      ['0', '1000'].map((value) => loadConfig({ GATEWAY_BOOKING_LINGER_MS: value }).bookingLingerMs),
+      [0, 1_000],
+    );
+    for (const value of ['-1', '1001', '1.5', 'soon']) assert.throws(() => loadConfig({ GATEWAY_BOOKING_LINGER_MS: value }), /GATEWAY_BOOKING_LINGER_MS/);
+  });
+
   test('budget leases: a TTL of 3 s to an hour (30 s by default), slices of 0 to 1,000 calls (8 by default)', () => {
     assert.deepEqual([loadConfig({}).leaseTtlMs, loadConfig({}).leaseSliceCalls], [30_000, 8]);
     const edges = loadConfig({ GATEWAY_LEASE_TTL_MS: '3000', GATEWAY_LEASE_SLICE_CALLS: '0' });

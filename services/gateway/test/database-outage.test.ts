@@ -61,7 +61,7 @@ for (const engine of testEngines())
     });
     after(() => gateway.close());
 
-    test('a booking sent again under its id (its first commit landed, the answer was lost) is applied once', async () => {
+    test('a booking sent again under its id (its first commit landed, the answer was lost) is applied once, in a later batch or twice in one', async () => {
       const { db } = gateway.database;
       const repository = new BudgetRepository(db, gateway.clock, { defaultCapUnits: 1_000n, asyncCommit: false, lockRows: engine.name === 'postgres' });
       const [holder, actor] = [randomUUID(), newActor()];
@@ -90,16 +90,23 @@ for (const engine of testEngines())
         goal_id: null,
         kind_route: null,
       };
-      const apply = () =>
-        sql`select * from gateway_apply(${JSON.stringify([booking])}::jsonb, 1000::int8, false, ${gateway.clock.now().toISOString()}::timestamptz, false, true, false)`.execute(
+      const apply = (ops: object[]) =>
+        sql`select * from gateway_apply(${JSON.stringify(ops)}::jsonb, 1000::int8, false, ${gateway.clock.now().toISOString()}::timestamptz, false, true, false)`.execute(
           db,
         );
-      await apply();
-      await apply();
+      const leaseUnits = async () => (await db.selectFrom('budget_leases').select('units').where('holder', '=', holder).executeTakeFirstOrThrow()).units;
+      await apply([booking]);
+      await apply([booking]);
       assert.equal((await gateway.ledger(actor)).length, 1);
-      const lease = await db.selectFrom('budget_leases').select('units').where('holder', '=', holder).executeTakeFirstOrThrow();
-      assert.equal(lease.units, 60n);
+      assert.equal(await leaseUnits(), 60n);
       assert.deepEqual(await gateway.spend(actor), { spent: 40n, reserved: 60n, calls: 1 });
+      // In one batch: the booking again, another booking twice over, and a return of 5 units, each applied once.
+      const another = { ...booking, id: uuidv7(), take: '30', cost: '30' };
+      const giveBack = { i: 3, op: 'return', holder, actor, day: today, take: '5', cost: '0', debit: false, announce: false };
+      await apply([booking, { ...another, i: 1 }, { ...another, i: 2 }, giveBack]);
+      assert.equal((await gateway.ledger(actor)).length, 2);
+      assert.equal(await leaseUnits(), 25n);
+      assert.deepEqual(await gateway.spend(actor), { spent: 70n, reserved: 25n, calls: 2 });
     });
 
     test('a booking that joins the batch of a top-up grant before it is counted once in the spent the next call is shown', async () => {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { budgetLeases, idempotentBookings, scopedChannels } from './budget-lease-migration.ts';
+import { bookingsByKey, budgetLeases, idempotentBookings, scopedChannels } from './budget-lease-migration.ts';
 
 const rateCards: Migration = {
   async up(db) {
@@ -127,4 +127,5 @@ export const migrations: Record<string, Migration> = {
   '0004_budget_leases': budgetLeases,
   '0005_scoped_channels': scopedChannels,
   '0006_idempotent_bookings': idempotentBookings,
+  '0007_bookings_by_key': bookingsByKey,
 };

@@ -66,6 +66,8 @@ export interface BudgetOptions {
   defaultCapUnits: bigint;
   /** Commit without waiting for the WAL flush (GATEWAY_ASYNC_COMMIT). */
   asyncCommit: boolean;
+  /** How long a whole answer's booking or a return (nobody waits on them) may wait for others to share its batch; grants and streams' bookings never wait. */
+  bookingLingerMs?: number;
   maxBatch?: number;
   /** Batches in flight at once (each holds a pooled connection); the pool has 10. */
   maxInFlight?: number;
@@ -94,6 +96,9 @@ export class BudgetRepository {
       keyOf: dayKeyOf,
       maxBatch: options.maxBatch ?? 512,
       maxInFlight: options.maxInFlight ?? 4,
+      lingerMs: options.bookingLingerMs ?? 0,
+      // A caller waits on a grant, and a stream's [DONE] on its booking; a whole answer has left before its booking.
+      urgent: (op) => op.op === 'grant' || (op.op === 'book' && op.entry.streamed),
     });
   }
 
