@@ -109,6 +109,60 @@ for (const engine of testEngines())
       assert.deepEqual(await gateway.spend(actor), { spent: 70n, reserved: 25n, calls: 2 });
     });
 
+    test('a batch finds its rows by key: no table of the ledger, the days or the leases is scanned whole, whatever their size', async () => {
+      const { db } = gateway.database;
+      const lockRows = engine.name === 'postgres';
+      const repository = new BudgetRepository(db, gateway.clock, { defaultCapUnits: 1_000n, asyncCommit: false, lockRows });
+      const holder = randomUUID();
+      await repository.heartbeat(holder, true, 3_600_000);
+      // Enough actors with a day row, a lease and ledger rows that a scan would be a choice the planner could make.
+      const actors = Array.from({ length: 60 }, () => newActor());
+      for (const actor of actors) await repository.grant({ holder, actor, day: today }, 100n, 100n, false);
+      await sql`analyze`.execute(db);
+      const booking = (actor: string, i: number) => ({
+        i,
+        op: 'book',
+        holder,
+        actor,
+        day: today,
+        take: '10',
+        cost: '10',
+        debit: true,
+        id: uuidv7(),
+        created_at: gateway.clock.now().toISOString(),
+        slot: 'compiler',
+        model: models.small,
+        kind: 'chat',
+        streamed: false,
+        rate_table_v: 1,
+        input_tokens: 1,
+        output_tokens: 1,
+        basis: 'usage',
+        intent_id: null,
+        goal_id: null,
+        kind_route: null,
+      });
+      const grant = { i: 2, op: 'grant', holder, actor: actors[2], day: today, need: '10', want: '10', recall: false };
+      const scans = await db.transaction().execute(async (trx) => {
+        // The session's counts not yet reported, read before and after inside one transaction (nothing is reported
+        // while a transaction is open), so the difference is the call's alone.
+        const seqScans = async () => {
+          const counted = await sql<{ relname: string; seq_scan: number }>`
+            select relname, seq_scan::int as seq_scan from pg_stat_xact_user_tables where relname in ('ledger', 'daily_spend', 'budget_leases')`.execute(trx);
+          return new Map(counted.rows.map((row) => [row.relname, row.seq_scan]));
+        };
+        const before = await seqScans();
+        const at = gateway.clock.now().toISOString();
+        const ops = JSON.stringify([booking(actors[0] as string, 0), booking(actors[1] as string, 1), grant]);
+        await sql`select * from gateway_apply(${ops}::jsonb, 1000::int8, false, ${at}::timestamptz, ${lockRows}, true, true)`.execute(trx);
+        const after = await seqScans();
+        return Object.fromEntries([...after].map(([table, count]) => [table, count - (before.get(table) ?? 0)]));
+      });
+      assert.deepEqual(scans, { ledger: 0, daily_spend: 0, budget_leases: 0 });
+      assert.deepEqual(await gateway.spend(actors[0] as string), { spent: 10n, reserved: 90n, calls: 1 });
+      assert.deepEqual(await gateway.spend(actors[2] as string), { spent: 0n, reserved: 110n, calls: 0 });
+    });
+
     test('a booking that joins the batch of a top-up grant before it is counted once in the spent the next call is shown', async () => {
       const repository = new BudgetRepository(gateway.database.db, gateway.clock, {
         defaultCapUnits: 1_000n,
