@@ -53,6 +53,33 @@ describe('the gateway while its database goes away', { skip: behind ? false : 'n
   });
 });
 
+/** A booking as `gateway_apply` takes it (the row BudgetRepository sends), of `units` taken from the lease and charged. */
+function bookingOp(booking: { holder: string; actor: string; i: number; units: number; at: Date }) {
+  return {
+    i: booking.i,
+    op: 'book',
+    holder: booking.holder,
+    actor: booking.actor,
+    day: today,
+    take: String(booking.units),
+    cost: String(booking.units),
+    debit: true,
+    id: uuidv7(),
+    created_at: booking.at.toISOString(),
+    slot: 'compiler',
+    model: models.small,
+    kind: 'chat',
+    streamed: false,
+    rate_table_v: 1,
+    input_tokens: 1,
+    output_tokens: 1,
+    basis: 'usage',
+    intent_id: null,
+    goal_id: null,
+    kind_route: null,
+  };
+}
+
 for (const engine of testEngines())
   describe(`gateway_apply on ${engine.name}`, () => {
     let gateway: Gateway;
@@ -67,29 +94,7 @@ for (const engine of testEngines())
       const [holder, actor] = [randomUUID(), newActor()];
       await repository.heartbeat(holder, true, 3_600_000);
       await repository.grant({ holder, actor, day: today }, 100n, 100n, false);
-      const booking = {
-        i: 0,
-        op: 'book',
-        holder,
-        actor,
-        day: today,
-        take: '40',
-        cost: '40',
-        debit: true,
-        id: uuidv7(),
-        created_at: gateway.clock.now().toISOString(),
-        slot: 'compiler',
-        model: models.small,
-        kind: 'chat',
-        streamed: false,
-        rate_table_v: 1,
-        input_tokens: 1,
-        output_tokens: 1,
-        basis: 'usage',
-        intent_id: null,
-        goal_id: null,
-        kind_route: null,
-      };
+      const booking = bookingOp({ holder, actor, i: 0, units: 40, at: gateway.clock.now() });
       const apply = (ops: object[]) =>
         sql`select * from gateway_apply(${JSON.stringify(ops)}::jsonb, 1000::int8, false, ${gateway.clock.now().toISOString()}::timestamptz, false, true, false)`.execute(
           db,
@@ -119,29 +124,7 @@ for (const engine of testEngines())
       const actors = Array.from({ length: 60 }, () => newActor());
       for (const actor of actors) await repository.grant({ holder, actor, day: today }, 100n, 100n, false);
       await sql`analyze`.execute(db);
-      const booking = (actor: string, i: number) => ({
-        i,
-        op: 'book',
-        holder,
-        actor,
-        day: today,
-        take: '10',
-        cost: '10',
-        debit: true,
-        id: uuidv7(),
-        created_at: gateway.clock.now().toISOString(),
-        slot: 'compiler',
-        model: models.small,
-        kind: 'chat',
-        streamed: false,
-        rate_table_v: 1,
-        input_tokens: 1,
-        output_tokens: 1,
-        basis: 'usage',
-        intent_id: null,
-        goal_id: null,
-        kind_route: null,
-      });
+      const booking = (actor: string, i: number) => bookingOp({ holder, actor, i, units: 10, at: gateway.clock.now() });
       const grant = { i: 2, op: 'grant', holder, actor: actors[2], day: today, need: '10', want: '10', recall: false };
       const scans = await db.transaction().execute(async (trx) => {
         // The session's counts not yet reported, read before and after inside one transaction (nothing is reported
