@@ -26,4 +26,14 @@ describe('safeEqual', () => {
     assert.equal(safeEqual('grüße', 'grüße'), true);
     assert.equal(safeEqual('grüße', 'grusse'), false);
   });
+
+  it('answers the same for many more secrets than it keeps digests of, each compared again after the others', () => {
+    const secrets = Array.from({ length: 40 }, (_, i) => `secret-${i}-${'x'.repeat(i)}`);
+    for (let round = 0; round < 2; round++)
+      for (const [i, secret] of secrets.entries()) {
+        assert.equal(safeEqual(secret, secret), true);
+        assert.equal(safeEqual(secrets[(i + 1) % secrets.length] as string, secret), false);
+        assert.equal(safeEqual(`${secret}!`, secret), false);
+      }
+  });
 });
