@@ -47,8 +47,9 @@ describe('gateway settings', () => {
       );
   });
 
-  test('a booking lingers 2 ms by default for others to share its commit, 0 (none) to 1,000 ms', () => {
-    assert.equal(loadConfig({}).bookingLingerMs, 2);
+  test('a booking lingers 2 ms on PostgreSQL and 10 ms on PGlite by default for others to share its commit, 0 (none) to 1,000 ms', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://gateway@db.internal:5432/gateway' }).bookingLingerMs, 2);
+    assert.equal(loadConfig({}).bookingLingerMs, 10);
     assert.deepEqual(
       ['0', '1000'].map((value) => loadConfig({ GATEWAY_BOOKING_LINGER_MS: value }).bookingLingerMs),
       [0, 1_000],
