@@ -88,12 +88,16 @@ export class IdleReaper {
   /** Stops every environment idle at `now` (the clock's time; a test passes a later one); resolves with the users stopped. */
   async reap(now = this.#clock.now().getTime()): Promise<string[]> {
     const stopped: string[] = [];
+    const idle = (userId: string) => this.#activity.inFlight(userId) === 0 && this.#activity.idleFor(userId, now) >= this.#idleTimeoutMs;
     for (const userId of this.#provider.running()) {
-      if (this.#activity.inFlight(userId) > 0 || this.#activity.idleFor(userId, now) < this.#idleTimeoutMs) continue;
+      if (!idle(userId)) continue;
       const user = await this.#lookup(userId);
       if (user === undefined) continue;
       // No request for a while, but the daemon may be at work nobody waits on (an async intent, a wake's turn).
       if (await this.#working(user)) continue;
+      // Asked again after the lookup and the probe: a request (a wake, a scheduler's check) that came in while they
+      // were out would otherwise be handed to a daemon being stopped, and wait on it until its caller gave up.
+      if (!idle(userId)) continue;
       await this.#provider.stop(user);
       this.#activity.forget(userId);
       stopped.push(userId);
