@@ -133,11 +133,16 @@ describe('group commit', () => {
     }
     // Bookings linger; a grant (`g…`) is waited on.
     const urgent = (item: string) => item.startsWith('g');
-
-    test('lingering items leave together when the first has waited lingerMs, not at the end of its turn', async () => {
+    /** A group commit whose batches and timers the test finishes and fires by hand. */
+    function lingeringCommit(options: { maxBatch: number; lingerMs: number }) {
       const { batches, run } = manualRunner();
       const { timers, timer } = manualTimers();
-      const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4, lingerMs: 5, urgent, timer });
+      const commit = new GroupCommit(run, { keyOf, maxInFlight: 4, urgent, timer, ...options });
+      return { batches, timers, commit };
+    }
+
+    test('lingering items leave together when the first has waited lingerMs, not at the end of its turn', async () => {
+      const { batches, timers, commit } = lingeringCommit({ maxBatch: 10, lingerMs: 5 });
       const outcomes = [commit.submit('a:1')];
       await settle();
       outcomes.push(commit.submit('b:1'));
@@ -155,9 +160,7 @@ describe('group commit', () => {
     });
 
     test('an item a caller waits on leaves at the end of its turn and takes the lingering ones with it', async () => {
-      const { batches, run } = manualRunner();
-      const { timers, timer } = manualTimers();
-      const commit = new GroupCommit(run, { keyOf, maxBatch: 10, maxInFlight: 4, lingerMs: 5, urgent, timer });
+      const { batches, timers, commit } = lingeringCommit({ maxBatch: 10, lingerMs: 5 });
       const outcomes = [commit.submit('a:1'), commit.submit('g:1')];
       await settle();
       assert.deepEqual(
@@ -170,9 +173,7 @@ describe('group commit', () => {
     });
 
     test('a full batch leaves at once, and idle() sends what lingers without waiting', async () => {
-      const { batches, run } = manualRunner();
-      const { timer } = manualTimers();
-      const commit = new GroupCommit(run, { keyOf, maxBatch: 2, maxInFlight: 4, lingerMs: 1_000, urgent, timer });
+      const { batches, commit } = lingeringCommit({ maxBatch: 2, lingerMs: 1_000 });
       const full = [commit.submit('a:1'), commit.submit('b:1')];
       await settle();
       assert.deepEqual(

@@ -108,10 +108,10 @@ export class GroupCommit<In, Out> {
     return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** At the end of the turn when a caller waits (`now`, or an urgent item queued) or a batch is full; else lingering. */
-  #scheduleFlush(now = false): void {
+  /** At the end of the turn when a caller waits (`atTurnEnd`, or an urgent item queued) or a batch is full; else lingering. */
+  #scheduleFlush(atTurnEnd = false): void {
     if (this.#flushScheduled || this.#queue.length === 0) return;
-    if (!now && this.#urgentQueued === 0 && this.#queue.length < this.#maxBatch) {
+    if (!atTurnEnd && this.#urgentQueued === 0 && this.#queue.length < this.#maxBatch) {
       this.#linger();
       return;
     }

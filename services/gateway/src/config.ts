@@ -29,8 +29,8 @@ export interface GatewaySettings {
   readonly asyncCommit: boolean;
   /**
    * How long a whole answer's booking may wait for others to share its commit (0: none waits; 2 ms on PostgreSQL and
-   * 10 ms on PGlite by default). The answer has left
-   * already, its cost held by the lease; grants and streams' bookings, which a caller waits on, never wait.
+   * 10 ms on PGlite by default). The answer has left already, its cost held by the lease; grants and streams'
+   * bookings, which a caller waits on, never wait.
    */
   readonly bookingLingerMs: number;
   /** Output cap reserved, and sent upstream as max_tokens, when a chat call names none. */

@@ -1,4 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
+import { remembered } from '../remembered.ts';
 
 /**
  * Constant-time string comparison. Both sides are hashed first so that neither the content
@@ -16,15 +17,4 @@ export function safeEqual(presented: string, expected: string): boolean {
 }
 
 // Few: the secrets a process checks bearers against (its own, admin, metrics, transport), not per-caller values.
-const keptDigests = 16;
-const digests = new Map<string, Buffer>();
-
-function digestOf(expected: string): Buffer {
-  let digest = digests.get(expected);
-  if (digest === undefined) {
-    digest = hash('sha256', expected, 'buffer');
-    if (digests.size >= keptDigests) digests.delete(digests.keys().next().value as string);
-    digests.set(expected, digest);
-  }
-  return digest;
-}
+const digestOf = remembered((expected: string) => hash('sha256', expected, 'buffer'), 16);

@@ -75,11 +75,17 @@ function connectionTokens(headers: IncomingHttpHeaders): ReadonlySet<string> {
   return new Set((Array.isArray(value) ? value.join(',') : (value ?? '')).split(',').map((token) => token.trim().toLowerCase()));
 }
 
-function requestHeaders(request: IncomingMessage, target: ForwardTarget): OutgoingHttpHeaders {
-  const named = connectionTokens(request.headers);
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(request.headers))
-    if (value !== undefined && !hopByHop.has(name) && !routerOwned.has(name) && !named.has(name)) headers[name] = value;
+/** What of `from` may pass the hop: no header of one connection, none its `Connection` names, none in `owned`. */
+function passable(from: IncomingHttpHeaders, owned?: ReadonlySet<string>): Record<string, string | string[]> {
+  const named = connectionTokens(from);
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(from))
+    if (value !== undefined && !hopByHop.has(name) && !owned?.has(name) && !named.has(name)) headers[name] = value;
+  return headers;
+}
+
+function requestHeaders(request: IncomingMessage, target: ForwardTarget): Record<string, string | string[]> {
+  const headers = passable(request.headers, routerOwned);
   headers['x-forwarded-for'] = request.socket.remoteAddress ?? '';
   headers['x-forwarded-proto'] = 'encrypted' in request.socket ? 'https' : 'http';
   if (request.headers.host) headers['x-forwarded-host'] = request.headers.host;
@@ -87,10 +93,7 @@ function requestHeaders(request: IncomingMessage, target: ForwardTarget): Outgoi
 }
 
 function responseHeaders(upstream: IncomingHttpHeaders, added: Record<string, string>): OutgoingHttpHeaders {
-  const named = connectionTokens(upstream);
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream)) if (value !== undefined && !hopByHop.has(name) && !named.has(name)) headers[name] = value;
-  return { ...headers, ...added };
+  return { ...passable(upstream), ...added };
 }
 
 /** A body arrives with a length or chunked (RFC 9112 §6.3); a request naming neither has none. */
@@ -158,7 +161,7 @@ export function forward(request: IncomingMessage, response: ServerResponse, targ
   // undici takes an async iterable as a body (core/request.js), which its types do not say.
   const body = (hasBody(request) ? bodyOf(request, watchdog) : null) as Dispatcher.DispatchOptions['body'];
   options.dispatcher.dispatch(
-    { origin, path: target.path, method, headers: headers as Record<string, string | string[]>, body },
+    { origin, path: target.path, method, headers, body },
     {
       onRequestStart(started) {
         controller = started;
