@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ConfigError, type Env } from './config.ts';
 import type { ServiceTracing } from './observability/tracing.ts';
+import { applyServiceV8Flags } from './v8-flags.ts';
 
 export interface RunningService {
   url: string;
@@ -27,6 +28,7 @@ export type StartService = (env: Env, options?: { handleSignals?: boolean }) => 
  * @example if (import.meta.main) runAsMain('scheduler', start)
  */
 export function runAsMain(service: string, start: StartService): void {
+  applyServiceV8Flags();
   start(process.env).catch((error: unknown) => {
     console.error(error instanceof ConfigError ? `${service}: ${error.message}` : error);
     process.exit(1);

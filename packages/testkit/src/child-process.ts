@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { applyServiceV8Flags } from '@platform/kit/v8-flags';
 
 /*
  * A benchmark part in a process of its own, driven over IPC: the service under test and the load generator
@@ -86,6 +87,8 @@ export async function forkChild<H extends Handlers, Info>(file: string, arg: unk
  * @example if (import.meta.main) serveChild({ run: (args: { seconds: number }) => run(args.seconds) }, { pid: process.pid });
  */
 export function serveChild(handlers: Handlers, info: unknown): void {
+  // A bench's child runs its service as `platform` runs it (the load generators and stand-ins too: no harm there).
+  applyServiceV8Flags();
   process.on('message', async (request: Request) => {
     try {
       const handler = handlers[request.op];
