@@ -36,9 +36,21 @@ test('at most twice the bound is held, and a key asked often stays however many 
   const before = asked.length;
   for (let i = 995; i < 1_000; i++) upper(`cold-${i}`);
   assert.equal(asked.length, before, 'the most recent keys are remembered');
-  // ...and the first ones long gone, with no more than 2 × 10 keys held: each is derived again.
+  // ...and the first ones long gone: each is derived again.
   for (let i = 0; i < 10; i++) upper(`cold-${i}`);
   assert.equal(asked.length - before, 10);
+});
+
+test('after twice the bound of other keys, a key is derived again', () => {
+  const { upper, asked } = upperCounting(10);
+  for (let i = 0; i <= 20; i++) upper(`key-${i}`);
+  upper('key-0');
+  assert.equal(asked.filter((key) => key === 'key-0').length, 2, 'no more than 2 × 10 answers are held');
+  // The most recent are held.
+  const before = asked.length;
+  upper('key-20');
+  upper('key-0');
+  assert.equal(asked.length, before);
 });
 
 test('an answer that is undefined is remembered too', () => {

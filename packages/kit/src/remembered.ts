@@ -24,9 +24,10 @@ export function remembered<T>(derive: (key: string) => T, max: number): (key: st
     return answer;
   };
   return (key) => {
-    const answer = young.get(key);
-    if (answer !== undefined || young.has(key)) return answer as T;
-    if (old.has(key)) return keep(key, old.get(key) as T);
-    return keep(key, derive(key));
+    // One lookup a generation; `has` only for an answer that is undefined.
+    const recent = young.get(key);
+    if (recent !== undefined || young.has(key)) return recent as T;
+    const earlier = old.get(key);
+    return keep(key, earlier !== undefined || old.has(key) ? (earlier as T) : derive(key));
   };
 }
