@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { inTurns, type ObservabilityRow, observabilitySlots, pairedCost } from './observability-cost.ts';
+import { inTurns, type ObservabilityRow, observabilitySlots, pairedCost, pairedDifference, sideBySide } from './observability-cost.ts';
 
 const row = (byRound: number[]): ObservabilityRow => ({ setup: 'off', perSecond: 0, microsCpuPerOp: 0, turns: [], byRound });
 
@@ -47,4 +47,29 @@ test('every slot is measured once a round, in rotating order, and each round giv
   // off-1 is turn 1 (100) and off-2 turn 5 (1500) in round one; in round two off-1 is the last turn (16: 1600), off-2 turn 12 (3600).
   assert.deepEqual(off?.byRound, [800, 2600]);
   assert.equal(off?.turns.length, 4);
+});
+
+test('side by side: every setup measured at once each round, and a cost read as the median of the rounds’ differences', async () => {
+  let inFlight = 0;
+  let mostInFlight = 0;
+  let calls = 0;
+  const perRound = new Map<string, number>([
+    ['off', 100],
+    ['metrics', 102],
+    ['metrics + tracing', 120],
+    ['metrics + tracing 1 in 10', 104],
+  ]);
+  const results = await sideBySide(3, async (setup) => {
+    const round = Math.floor(calls++ / 4);
+    inFlight++;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    inFlight--;
+    // The machine doubles every setup's cost in the second round: the differences double with it, and the median keeps the others'.
+    return (perRound.get(setup) as number) * (round === 1 ? 2 : 1);
+  });
+  assert.equal(mostInFlight, 4, 'the four setups of a round ran at the same time');
+  assert.deepEqual(results.get('off'), [100, 200, 100]);
+  const tracing = pairedDifference(results.get('metrics') as number[], results.get('metrics + tracing') as number[]);
+  assert.deepEqual(tracing, { median: 18, low: 18, high: 36 });
 });

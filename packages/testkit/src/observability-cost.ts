@@ -181,3 +181,61 @@ export function printObservabilityTable(
     `metrics cost ${judge(pairedCost(off, metrics).median, observabilityTargets.metricsPercent)}; tracing cost ${judge(pairedCost(metrics, traced).median, observabilityTargets.tracingPercent)}; one call in ten traced: ${percent(pairedCost(metrics, sampled).median)}`,
   );
 }
+
+/**
+ * The steadier measure (BENCH_OBSERVE_SIDE, default on): one process of each setup driven at the same fixed rate at
+ * the same time, each by its own load generator, in rounds; a setup's cost is the median over rounds of its µs of CPU
+ * a call minus the setup before it in the same round. Every process sees the same machine in the same seconds, so
+ * its swings cancel out (on the AMD EPYC class of 2026-12-07, two identical processes so measured differed by a
+ * median of 0 µs a call, rounds from −7 to +16, where turns gave costs from −24 % to +35 %). It reads CPU a call at
+ * that rate, not throughput: at a fixed rate below capacity a call costs more CPU than at capacity (less batching),
+ * so the percentages here are of that larger base.
+ */
+export const observabilitySideBySide = process.env.BENCH_OBSERVE_SIDE !== '0';
+
+/** What `sideBySide` gives: each setup's µs of CPU a call, one value a round. */
+export type SideBySideRounds = Map<ObservabilitySetup, number[]>;
+
+/**
+ * `rounds` rounds of `measure(setup)` for every setup at once (each resolving to its µs of CPU a call in that round).
+ *
+ * @example const rounds = await sideBySide(10, (setup) => cpuPerCallAtRate(gateways[setup]))
+ */
+export async function sideBySide(rounds: number, measure: (setup: ObservabilitySetup) => Promise<number>): Promise<SideBySideRounds> {
+  const results: SideBySideRounds = new Map(observabilitySetups.map((setup) => [setup, []]));
+  for (let round = 0; round < rounds; round++) {
+    const measured = await Promise.all(observabilitySetups.map(measure));
+    for (const [i, setup] of observabilitySetups.entries()) results.get(setup)?.push(measured[i] as number);
+  }
+  return results;
+}
+
+/** The median over rounds of `to` minus `from` in the same round, and the rounds' lowest and highest difference. */
+export function pairedDifference(from: readonly number[], to: readonly number[]): { median: number; low: number; high: number } {
+  const differences = from.map((base, round) => (to[round] as number) - base);
+  return { median: p50(differences), low: Math.min(...differences), high: Math.max(...differences) };
+}
+
+/** The side-by-side table: each setup's µs of CPU a call, and what it adds to the setup before it (tracing: to metrics). */
+export function printSideBySideTable(what: string, rate: number, results: SideBySideRounds): void {
+  const rows = observabilitySetups.map((setup) => results.get(setup) ?? []);
+  const [off, metrics, traced, sampled] = rows as [number[], number[], number[], number[]];
+  console.log(
+    `\nobservability cost side by side: ${what}, one process a setup at ${rate}/s each, all at once, ${off.length} rounds; cost: the median of the rounds' differences in µs of CPU a ${what.replace(/s$/, '')}`,
+  );
+  console.log(
+    `| setup | µs CPU a ${what.replace(/s$/, '')} (median round) | added, paired by round | rounds' added, lowest–highest | added, % of the setup before |`,
+  );
+  console.log('|---|---:|---:|---|---:|');
+  for (const [setup, row, before] of [
+    ['off', off, undefined],
+    ['metrics', metrics, off],
+    ['metrics + tracing', traced, metrics],
+    ['metrics + tracing 1 in 10', sampled, metrics],
+  ] as const) {
+    const added = before ? pairedDifference(before, row) : undefined;
+    console.log(
+      `| ${setup} | ${p50(row).toFixed(0)} | ${added ? `${added.median.toFixed(1)}${before === off ? '' : ' (vs metrics)'}` : '–'} | ${added ? `${added.low.toFixed(1)} – ${added.high.toFixed(1)}` : '–'} | ${added ? `${((100 * added.median) / p50(before as number[])).toFixed(1)} %` : '–'} |`,
+    );
+  }
+}

@@ -3,21 +3,26 @@ import {
   inTurns,
   type ObservabilitySlot,
   observabilityEnv,
+  observabilitySideBySide,
   observabilitySlots,
   printObservabilityTable,
+  printSideBySideTable,
+  type SideBySideRounds,
   scrapeEvery,
+  sideBySide,
   startCountingReceiver,
 } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
-import type { LoadProcess } from './load-process.ts';
+import { type LoadProcess, startLoadProcess } from './load-process.ts';
 
 /*
  * What metrics and tracing cost the gateway (issue 35): gateways on PostgreSQL with durable bookings, each on a
  * database of its own, without either, with /metrics served and scraped every second, and with that and every call
  * traced (a server span and the model call's span, which is its upstream call's client span, with its gen_ai
  * attributes) exported to a local receiver; the most metered calls per second of each at `concurrency` in flight,
- * two processes a setup, measured in turns (testkit observability-cost.ts).
+ * two processes a setup, measured in turns; then, side by side, the first process of each setup at a fixed rate, all
+ * at once, each with a load generator of its own, for the µs of CPU a call each adds (testkit observability-cost.ts).
  */
 
 export interface ObservabilityBenchSettings {
@@ -82,12 +87,14 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
         return { perSecond: run.perSecond, microsCpuPerOp: micros / Math.max(1, run.ok + errors) };
       },
     );
+    const side = observabilitySideBySide ? await measureSideBySide(slots, settings) : undefined;
     const scraped = scrapers.map((scraper) => scraper.stop());
     printObservabilityTable('metered calls', rows, {
       spans: receiver.received(),
       scrapes: scraped.reduce((sum, s) => sum + s.scrapes, 0),
       scrapeFailures: scraped.reduce((sum, s) => sum + s.failures, 0),
     });
+    if (side) printSideBySideTable('calls', sideRate, side);
   } finally {
     for (const { gateway } of slots.values()) {
       await gateway.ask('stop').catch(() => undefined);
@@ -95,5 +102,39 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
     }
     for (const { db } of slots.values()) await db.drop().catch(() => undefined);
     await receiver.close();
+  }
+}
+
+/** Each setup's gateway at this rate, all at once (four of them, with their load generators, on the one machine). */
+const sideRate = 1_000;
+
+async function measureSideBySide(
+  slots: Map<ObservabilitySlot, { gateway: GatewayProcess; db: TempDatabase }>,
+  settings: ObservabilityBenchSettings,
+): Promise<SideBySideRounds> {
+  const first = new Map([...slots].filter(([slot]) => slot.instance === 1).map(([slot, { gateway }]) => [slot.setup, gateway]));
+  const loads = new Map<string, LoadProcess>();
+  try {
+    for (const [setup, gateway] of first) {
+      const load = await startLoadProcess();
+      await load.ask('setup', {
+        direct: { url: gateway.info.url, headers: [] },
+        gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
+        maxSockets: 64,
+      });
+      loads.set(setup, load);
+    }
+    const atRate = (setup: string, durationMs: number) =>
+      (loads.get(setup) as LoadProcess).ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
+    return await sideBySide(10, async (setup) => {
+      const gateway = first.get(setup) as GatewayProcess;
+      await atRate(setup, 1_000);
+      const before = await gateway.ask('cpu');
+      const run = await atRate(setup, 5_000);
+      const after = await gateway.ask('cpu');
+      return (after.user + after.system - before.user - before.system) / Math.max(1, run.ok);
+    });
+  } finally {
+    for (const load of loads.values()) load.kill();
   }
 }
