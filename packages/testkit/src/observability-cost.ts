@@ -139,9 +139,19 @@ export async function inTurns(
  * measured within the same round. A shared machine drifts over minutes (the same setup's turns spread by a third on
  * the AMD EPYC class), and a round takes half a minute, so a cost is read between turns close in time.
  */
-export function pairedCost(from: ObservabilityRow, to: ObservabilityRow): { median: number; low: number; high: number } {
-  const costs = from.byRound.map((base, round) => (1 - (to.byRound[round] as number) / base) * 100);
-  return { median: p50(costs), low: Math.min(...costs), high: Math.max(...costs) };
+export function pairedCost(from: ObservabilityRow, to: ObservabilityRow): Spread {
+  return spread(from.byRound.map((base, round) => (1 - (to.byRound[round] as number) / base) * 100));
+}
+
+/** The median of rounds' values, and their lowest and highest. */
+export interface Spread {
+  median: number;
+  low: number;
+  high: number;
+}
+
+function spread(values: readonly number[]): Spread {
+  return { median: p50(values), low: Math.min(...values), high: Math.max(...values) };
 }
 
 /** The issue's targets: metrics cost under 3 % of throughput, tracing (on top of metrics) under 10 %. */
@@ -211,31 +221,28 @@ export async function sideBySide(rounds: number, measure: (setup: ObservabilityS
 }
 
 /** The median over rounds of `to` minus `from` in the same round, and the rounds' lowest and highest difference. */
-export function pairedDifference(from: readonly number[], to: readonly number[]): { median: number; low: number; high: number } {
-  const differences = from.map((base, round) => (to[round] as number) - base);
-  return { median: p50(differences), low: Math.min(...differences), high: Math.max(...differences) };
+export function pairedDifference(from: readonly number[], to: readonly number[]): Spread {
+  return spread(from.map((base, round) => (to[round] as number) - base));
 }
 
 /** The side-by-side table: each setup's µs of CPU a call, and what it adds to the setup before it (tracing: to metrics). */
 export function printSideBySideTable(what: string, rate: number, results: SideBySideRounds): void {
-  const rows = observabilitySetups.map((setup) => results.get(setup) ?? []);
-  const [off, metrics, traced, sampled] = rows as [number[], number[], number[], number[]];
+  const [off, metrics, traced, sampled] = observabilitySetups.map((setup) => results.get(setup) ?? []) as [number[], number[], number[], number[]];
+  const one = what.replace(/s$/, '');
   console.log(
-    `\nobservability cost side by side: ${what}, one process a setup at ${rate}/s each, all at once, ${off.length} rounds; cost: the median of the rounds' differences in µs of CPU a ${what.replace(/s$/, '')}`,
+    `\nobservability cost side by side: ${what}, one process a setup at ${rate}/s each, all at once, ${off.length} rounds; cost: the median of the rounds' differences in µs of CPU a ${one}`,
   );
-  console.log(
-    `| setup | µs CPU a ${what.replace(/s$/, '')} (median round) | added, paired by round | rounds' added, lowest–highest | added, % of the setup before |`,
-  );
+  console.log(`| setup | µs CPU a ${one} (median round) | added, paired by round | rounds' added, lowest–highest | added, % of the setup before |`);
   console.log('|---|---:|---:|---|---:|');
+  console.log(`| off | ${p50(off).toFixed(0)} | – | – | – |`);
   for (const [setup, row, before] of [
-    ['off', off, undefined],
     ['metrics', metrics, off],
     ['metrics + tracing', traced, metrics],
     ['metrics + tracing 1 in 10', sampled, metrics],
   ] as const) {
-    const added = before ? pairedDifference(before, row) : undefined;
+    const added = pairedDifference(before, row);
     console.log(
-      `| ${setup} | ${p50(row).toFixed(0)} | ${added ? `${added.median.toFixed(1)}${before === off ? '' : ' (vs metrics)'}` : '–'} | ${added ? `${added.low.toFixed(1)} – ${added.high.toFixed(1)}` : '–'} | ${added ? `${((100 * added.median) / p50(before as number[])).toFixed(1)} %` : '–'} |`,
+      `| ${setup} | ${p50(row).toFixed(0)} | ${added.median.toFixed(1)}${before === off ? '' : ' (vs metrics)'} | ${added.low.toFixed(1)} – ${added.high.toFixed(1)} | ${((100 * added.median) / p50(before)).toFixed(1)} % |`,
     );
   }
 }

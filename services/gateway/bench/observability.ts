@@ -1,6 +1,7 @@
 import type { Env } from '@platform/kit/config';
 import {
   inTurns,
+  type ObservabilitySetup,
   type ObservabilitySlot,
   observabilityEnv,
   observabilitySideBySide,
@@ -13,8 +14,9 @@ import {
   startCountingReceiver,
 } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
+import { errorCount } from './bench-report.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
-import { type LoadProcess, startLoadProcess } from './load-process.ts';
+import { type CallRun, type LoadProcess, startLoadProcess } from './load-process.ts';
 
 /*
  * What metrics and tracing cost the gateway (issue 35): gateways on PostgreSQL with durable bookings, each on a
@@ -72,19 +74,12 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
       async (slot) => {
         const { gateway } = slots.get(slot) as { gateway: GatewayProcess };
         await drive(slot, 1_000);
-        const before = await gateway.ask('cpu');
-        const run = await load.ask('closedLoop', {
-          target: 'gateway',
-          body: settings.body,
-          concurrency: settings.concurrency,
-          durationMs: settings.turnSeconds * 1000,
-        });
-        const after = await gateway.ask('cpu');
-        const errors = Object.values(run.errors).reduce((sum, n) => sum + n, 0);
-        if (errors > 0) console.log(`  ${slot.label}: ${errors} errors (${JSON.stringify(run.errors)})`);
-        const micros = after.user + after.system - before.user - before.system;
+        const { run, microsPerCall } = await cpuPerCall(gateway, () =>
+          load.ask('closedLoop', { target: 'gateway', body: settings.body, concurrency: settings.concurrency, durationMs: settings.turnSeconds * 1000 }),
+        );
+        if (errorCount(run) > 0) console.log(`  ${slot.label}: ${errorCount(run)} errors (${JSON.stringify(run.errors)})`);
         console.log(`  ${slot.label}: ${Math.round(run.perSecond)} metered calls/s`);
-        return { perSecond: run.perSecond, microsCpuPerOp: micros / Math.max(1, run.ok + errors) };
+        return { perSecond: run.perSecond, microsCpuPerOp: microsPerCall };
       },
     );
     const side = observabilitySideBySide ? await measureSideBySide(slots, settings) : undefined;
@@ -105,15 +100,16 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
   }
 }
 
-/** Each setup's gateway at this rate, all at once (four of them, with their load generators, on the one machine). */
+/** Each setup's gateway at this rate, all at once (four of them, with their load generators, on the one machine), for this many rounds of 5 s. */
 const sideRate = 1_000;
+const sideRounds = 10;
 
 async function measureSideBySide(
   slots: Map<ObservabilitySlot, { gateway: GatewayProcess; db: TempDatabase }>,
   settings: ObservabilityBenchSettings,
 ): Promise<SideBySideRounds> {
   const first = new Map([...slots].filter(([slot]) => slot.instance === 1).map(([slot, { gateway }]) => [slot.setup, gateway]));
-  const loads = new Map<string, LoadProcess>();
+  const loads = new Map<ObservabilitySetup, LoadProcess>();
   try {
     for (const [setup, gateway] of first) {
       const load = await startLoadProcess();
@@ -124,17 +120,21 @@ async function measureSideBySide(
       });
       loads.set(setup, load);
     }
-    const atRate = (setup: string, durationMs: number) =>
+    const atRate = (setup: ObservabilitySetup, durationMs: number) =>
       (loads.get(setup) as LoadProcess).ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
-    return await sideBySide(10, async (setup) => {
-      const gateway = first.get(setup) as GatewayProcess;
+    return await sideBySide(sideRounds, async (setup) => {
       await atRate(setup, 1_000);
-      const before = await gateway.ask('cpu');
-      const run = await atRate(setup, 5_000);
-      const after = await gateway.ask('cpu');
-      return (after.user + after.system - before.user - before.system) / Math.max(1, run.ok);
+      return (await cpuPerCall(first.get(setup) as GatewayProcess, () => atRate(setup, 5_000))).microsPerCall;
     });
   } finally {
     for (const load of loads.values()) load.kill();
   }
+}
+
+/** `work`'s run and the gateway's CPU time over it, in µs a call (answered or failed). */
+async function cpuPerCall(gateway: GatewayProcess, work: () => Promise<CallRun>): Promise<{ run: CallRun; microsPerCall: number }> {
+  const before = await gateway.ask('cpu');
+  const run = await work();
+  const after = await gateway.ask('cpu');
+  return { run, microsPerCall: (after.user + after.system - before.user - before.system) / Math.max(1, run.ok + errorCount(run)) };
 }

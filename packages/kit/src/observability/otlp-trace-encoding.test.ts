@@ -96,14 +96,20 @@ describe('OTLP/protobuf trace encoding', () => {
       outer.end();
     }
     const spans = [...first.exporter.getFinishedSpans(), ...second.exporter.getFinishedSpans()].sort(() => random() - 0.5);
-    assert.ok(spans.length === 1_200);
+    assert.equal(spans.length, 1_200);
     same(spans);
     // A second batch after a large one: the kept buffer holds nothing of the first.
     same(spans.slice(0, 3));
     same([]);
-    // One span larger than the buffer kept between batches (64 KiB), which grows keeping what was written before it.
-    const huge = first.provider.getTracer('a').startSpan('huge', { attributes: { body: 'h'.repeat(200_000) } });
-    huge.end();
-    same([...spans.slice(0, 100), ...first.exporter.getFinishedSpans().slice(-1), ...spans.slice(100, 200)]);
+    // One span larger than the buffer kept between batches (64 KiB), which grows keeping what was written before it,
+    // and one past the bound on what is kept (1 MiB); the batches after each are written right.
+    for (const size of [200_000, 3_000_000]) {
+      first.provider
+        .getTracer('a')
+        .startSpan('huge', { attributes: { body: 'h'.repeat(size) } })
+        .end();
+      same([...spans.slice(0, 100), ...first.exporter.getFinishedSpans().slice(-1), ...spans.slice(100, 200)]);
+      same(spans.slice(0, 50));
+    }
   });
 });

@@ -35,12 +35,15 @@ export function encodeTraceExportRequest(spans: readonly ReadableSpan[]): Uint8A
     if (resource.schemaUrl) writer.stringField(3, resource.schemaUrl);
     writer.end(resourceSpans);
   }
-  scratch = writer.buffer;
+  // A buffer grown for a batch is kept for the next, up to a bound: a batch of spans carrying large values (a request
+  // path of 16 KiB each, say) is not held for the process's life.
+  if (writer.buffer.length <= keptBytes) scratch = writer.buffer;
   return writer.finish();
 }
 
-// One buffer for every batch of the process, kept at the largest size a batch needed (a batch is written start to
-// end, synchronously); `finish` copies the request out of it.
+// One buffer for the batches of the process (a batch is written start to end, synchronously); `finish` copies the
+// request out of it.
+const keptBytes = 1024 * 1024;
 let scratch: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 const MIN_INT64 = -(2 ** 63);
