@@ -59,8 +59,10 @@ test('side by side: every setup measured at once each round, and a cost read as 
     ['metrics + tracing', 120],
     ['metrics + tracing 1 in 10', 104],
   ]);
-  const results = await sideBySide(3, async (setup) => {
+  const instances: number[] = [];
+  const results = await sideBySide(3, async (setup, instance) => {
     const round = Math.floor(calls++ / 4);
+    instances.push(instance);
     inFlight++;
     mostInFlight = Math.max(mostInFlight, inFlight);
     await new Promise((resolve) => setImmediate(resolve));
@@ -69,6 +71,7 @@ test('side by side: every setup measured at once each round, and a cost read as 
     return (perRound.get(setup) as number) * (round === 1 ? 2 : 1);
   });
   assert.equal(mostInFlight, 4, 'the four setups of a round ran at the same time');
+  assert.deepEqual(instances, [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1], 'each setup’s first process, then its second, in turn');
   assert.deepEqual(results.get('off'), [100, 200, 100]);
   const tracing = pairedDifference(results.get('metrics') as number[], results.get('metrics + tracing') as number[]);
   assert.deepEqual(tracing, { median: 18, low: 18, high: 36 });

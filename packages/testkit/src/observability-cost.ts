@@ -193,13 +193,13 @@ export function printObservabilityTable(
 }
 
 /**
- * The steadier measure (BENCH_OBSERVE_SIDE, default on): one process of each setup driven at the same fixed rate at
- * the same time, each by its own load generator, in rounds; a setup's cost is the median over rounds of its µs of CPU
- * a call minus the setup before it in the same round. Every process sees the same machine in the same seconds, so
- * its swings cancel out (on the AMD EPYC class of 2026-12-07, two identical processes so measured differed by a
- * median of 0 µs a call, rounds from −7 to +16, where turns gave costs from −24 % to +35 %). It reads CPU a call at
- * that rate, not throughput: at a fixed rate below capacity a call costs more CPU than at capacity (less batching),
- * so the percentages here are of that larger base.
+ * The steadier measure (BENCH_OBSERVE_SIDE, default on): one process of each setup (its first and second in turn,
+ * round by round) driven at the same fixed rate at the same time, each by its own load generator, in rounds; a
+ * setup's cost is the median over rounds of its µs of CPU a call minus the setup before it in the same round. Every
+ * process sees the same machine in the same seconds, so its swings cancel out (on the AMD EPYC class of 2026-12-07,
+ * two identical processes so measured differed by a median of 0 µs a call, rounds from −7 to +16, where turns gave
+ * costs from −24 % to +35 %). It reads CPU a call at that rate, not throughput: at a fixed rate below capacity a call
+ * costs more CPU than at capacity (less batching), so the percentages here are of that larger base.
  */
 export const observabilitySideBySide = process.env.BENCH_OBSERVE_SIDE !== '0';
 
@@ -207,14 +207,18 @@ export const observabilitySideBySide = process.env.BENCH_OBSERVE_SIDE !== '0';
 export type SideBySideRounds = Map<ObservabilitySetup, number[]>;
 
 /**
- * `rounds` rounds of `measure(setup)` for every setup at once (each resolving to its µs of CPU a call in that round).
+ * `rounds` rounds of `measure(setup, instance)` for every setup at once (each resolving to its µs of CPU a call in
+ * that round), with the setup's first process in odd rounds and its second in even ones: how V8 compiled one
+ * process's hot paths (an inline cache gone megamorphic here and not there) is that process's for its life, and two
+ * processes a setup keep one process's luck from being read as its setup's cost.
  *
- * @example const rounds = await sideBySide(10, (setup) => cpuPerCallAtRate(gateways[setup]))
+ * @example const rounds = await sideBySide(10, (setup, instance) => cpuPerCallAtRate(gateways[setup][instance - 1]))
  */
-export async function sideBySide(rounds: number, measure: (setup: ObservabilitySetup) => Promise<number>): Promise<SideBySideRounds> {
+export async function sideBySide(rounds: number, measure: (setup: ObservabilitySetup, instance: number) => Promise<number>): Promise<SideBySideRounds> {
   const results: SideBySideRounds = new Map(observabilitySetups.map((setup) => [setup, []]));
   for (let round = 0; round < rounds; round++) {
-    const measured = await Promise.all(observabilitySetups.map(measure));
+    const instance = 1 + (round % 2);
+    const measured = await Promise.all(observabilitySetups.map((setup) => measure(setup, instance)));
     for (const [i, setup] of observabilitySetups.entries()) results.get(setup)?.push(measured[i] as number);
   }
   return results;
@@ -230,7 +234,7 @@ export function printSideBySideTable(what: string, rate: number, results: SideBy
   const [off, metrics, traced, sampled] = observabilitySetups.map((setup) => results.get(setup) ?? []) as [number[], number[], number[], number[]];
   const one = what.replace(/s$/, '');
   console.log(
-    `\nobservability cost side by side: ${what}, one process a setup at ${rate}/s each, all at once, ${off.length} rounds; cost: the median of the rounds' differences in µs of CPU a ${one}`,
+    `\nobservability cost side by side: ${what}, one process a setup at ${rate}/s each, all at once (its first and second process in turn), ${off.length} rounds; cost: the median of the rounds' differences in µs of CPU a ${one}`,
   );
   console.log(`| setup | µs CPU a ${one} (median round) | added, paired by round | rounds' added, lowest–highest | added, % of the setup before |`);
   console.log('|---|---:|---:|---|---:|');

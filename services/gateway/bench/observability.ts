@@ -4,6 +4,7 @@ import {
   type ObservabilitySetup,
   type ObservabilitySlot,
   observabilityEnv,
+  observabilitySetups,
   observabilitySideBySide,
   observabilitySlots,
   printObservabilityTable,
@@ -23,8 +24,9 @@ import { type CallRun, type LoadProcess, startLoadProcess } from './load-process
  * database of its own, without either, with /metrics served and scraped every second, and with that and every call
  * traced (a server span and the model call's span, which is its upstream call's client span, with its gen_ai
  * attributes) exported to a local receiver; the most metered calls per second of each at `concurrency` in flight,
- * two processes a setup, measured in turns; then, side by side, the first process of each setup at a fixed rate, all
- * at once, each with a load generator of its own, for the µs of CPU a call each adds (testkit observability-cost.ts).
+ * two processes a setup, measured in turns; then, side by side, a process of each setup (its first and second in
+ * turn) at a fixed rate, all at once, each with a load generator of its own, for the µs of CPU a call each adds
+ * (testkit observability-cost.ts).
  */
 
 export interface ObservabilityBenchSettings {
@@ -100,7 +102,7 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
   }
 }
 
-/** Each setup's gateway at this rate, all at once (four of them, with their load generators, on the one machine), for this many rounds of 5 s. */
+/** A gateway of each setup at this rate, all at once (four of them, with their load generators, on the one machine), for this many rounds of 5 s. */
 const sideRate = 1_000;
 const sideRounds = 10;
 
@@ -108,26 +110,29 @@ async function measureSideBySide(
   slots: Map<ObservabilitySlot, { gateway: GatewayProcess; db: TempDatabase }>,
   settings: ObservabilityBenchSettings,
 ): Promise<SideBySideRounds> {
-  const first = new Map([...slots].filter(([slot]) => slot.instance === 1).map(([slot, { gateway }]) => [slot.setup, gateway]));
-  const loads = new Map<ObservabilitySetup, LoadProcess>();
+  const gatewayOf = (setup: ObservabilitySetup, instance: number) =>
+    [...slots].find(([slot]) => slot.setup === setup && slot.instance === instance)?.[1].gateway as GatewayProcess;
+  // A load generator a setup, pointed at the round's process of it.
+  const loads = new Map<ObservabilitySetup, { load: LoadProcess; instance: number }>();
   try {
-    for (const [setup, gateway] of first) {
-      const load = await startLoadProcess();
-      await load.ask('setup', {
-        direct: { url: gateway.info.url, headers: [] },
-        gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
-        maxSockets: 64,
-      });
-      loads.set(setup, load);
-    }
-    const atRate = (setup: ObservabilitySetup, durationMs: number) =>
-      (loads.get(setup) as LoadProcess).ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
-    return await sideBySide(sideRounds, async (setup) => {
-      await atRate(setup, 1_000);
-      return (await cpuPerCall(first.get(setup) as GatewayProcess, () => atRate(setup, 5_000))).microsPerCall;
+    for (const setup of observabilitySetups) loads.set(setup, { load: await startLoadProcess(), instance: 0 });
+    return await sideBySide(sideRounds, async (setup, instance) => {
+      const driver = loads.get(setup) as { load: LoadProcess; instance: number };
+      const gateway = gatewayOf(setup, instance);
+      if (driver.instance !== instance) {
+        await driver.load.ask('setup', {
+          direct: { url: gateway.info.url, headers: [] },
+          gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
+          maxSockets: 64,
+        });
+        driver.instance = instance;
+      }
+      const atRate = (durationMs: number) => driver.load.ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
+      await atRate(1_000);
+      return (await cpuPerCall(gateway, () => atRate(5_000))).microsPerCall;
     });
   } finally {
-    for (const load of loads.values()) load.kill();
+    for (const { load } of loads.values()) load.kill();
   }
 }
 

@@ -3,22 +3,30 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   inTurns,
+  type ObservabilitySetup,
   type ObservabilitySlot,
   observabilityEnv,
+  observabilitySideBySide,
   observabilitySlots,
   printObservabilityTable,
+  printSideBySideTable,
+  type SideBySideRounds,
   scrapeEvery,
+  sideBySide,
   startCountingReceiver,
 } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
-import { type LoadProcess, startLoadProcess } from './load-process.ts';
+import { type LoadProcess, type RunResult, startLoadProcess } from './load-process.ts';
+import { errorCount } from './measure.ts';
 import { benchServiceEnv, type SettlementProcess, startSettlementProcess } from './settlement-process.ts';
 
 /*
  * What metrics and tracing cost settlement (issue 35): services on PostgreSQL, each on a database of its own with its
  * own load generator, without either, with /metrics served and scraped every second, and with that and every request
  * traced (the server span and the group commit it joined) exported to a local receiver; durable pays per second of
- * each at `concurrency` in flight, two processes a setup, measured in turns (testkit observability-cost.ts).
+ * each at `concurrency` in flight, two processes a setup, measured in turns; then, side by side, a process of each
+ * setup (its first and second in turn) at a fixed rate, all at once, for the µs of CPU a pay each adds (testkit
+ * observability-cost.ts).
  */
 
 export async function benchObservability(settings: {
@@ -64,22 +72,23 @@ export async function benchObservability(settings: {
       async (slot) => {
         const { service, load } = at(slot);
         await load.ask('closedLoop', { concurrency: settings.concurrency, durationMs: 1_000, rail: 'pay' });
-        const before = await service.ask('cpu');
-        const result = await load.ask('closedLoop', { concurrency: settings.concurrency, durationMs: settings.turnSeconds * 1000, rail: 'pay' });
-        const after = await service.ask('cpu');
-        const errors = Object.values(result.errors).reduce((sum, n) => sum + n, 0);
+        const { result, microsPerPay } = await cpuPerPay(service, () =>
+          load.ask('closedLoop', { concurrency: settings.concurrency, durationMs: settings.turnSeconds * 1000, rail: 'pay' }),
+        );
+        const errors = errorCount(result);
         if (errors > 0) console.log(`  ${slot.label}: ${errors} errors (${JSON.stringify(result.errors)})`);
         console.log(`  ${slot.label}: ${Math.round(result.paysPerSecond)} pays/s`);
-        const micros = after.user + after.system - before.user - before.system;
-        return { perSecond: result.paysPerSecond, microsCpuPerOp: micros / Math.max(1, result.paysPerSecond * settings.turnSeconds) };
+        return { perSecond: result.paysPerSecond, microsCpuPerOp: microsPerPay };
       },
     );
+    const side = observabilitySideBySide ? await measureSideBySide(running) : undefined;
     const scraped = scrapers.map((scraper) => scraper.stop());
     printObservabilityTable('durable pays', rows, {
       spans: receiver.received(),
       scrapes: scraped.reduce((sum, s) => sum + s.scrapes, 0),
       scrapeFailures: scraped.reduce((sum, s) => sum + s.failures, 0),
     });
+    if (side) printSideBySideTable('pays', sideRate, side);
   } finally {
     for (const { service, load } of running.values()) {
       await load.ask('close').catch(() => undefined);
@@ -91,4 +100,26 @@ export async function benchObservability(settings: {
     for (const folder of folders) rmSync(folder, { recursive: true, force: true });
     await receiver.close();
   }
+}
+
+/** A service of each setup at this rate, all at once (four of them, each with its load generator), for this many rounds of 5 s. */
+const sideRate = 1_000;
+const sideRounds = 10;
+
+async function measureSideBySide(running: Map<ObservabilitySlot, { service: SettlementProcess; load: LoadProcess }>): Promise<SideBySideRounds> {
+  const processesOf = (setup: ObservabilitySetup, instance: number) =>
+    [...running].find(([slot]) => slot.setup === setup && slot.instance === instance)?.[1] as { service: SettlementProcess; load: LoadProcess };
+  return sideBySide(sideRounds, async (setup, instance) => {
+    const { service, load } = processesOf(setup, instance);
+    await load.ask('openLoop', { rate: sideRate, durationMs: 1_000 });
+    return (await cpuPerPay(service, () => load.ask('openLoop', { rate: sideRate, durationMs: 5_000 }))).microsPerPay;
+  });
+}
+
+/** `work`'s run and the service's CPU time over it, in µs a pay (answered or failed). */
+async function cpuPerPay(service: SettlementProcess, work: () => Promise<RunResult>): Promise<{ result: RunResult; microsPerPay: number }> {
+  const before = await service.ask('cpu');
+  const result = await work();
+  const after = await service.ask('cpu');
+  return { result, microsPerPay: (after.user + after.system - before.user - before.system) / Math.max(1, result.ok + errorCount(result)) };
 }

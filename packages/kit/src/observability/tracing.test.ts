@@ -181,6 +181,17 @@ describe('tracing on: the work of an unsampled request', () => {
         }
         return context.with(marked, () => inSpan('inner', {}, () => context.active().getValue(mark)));
       });
+      // A child's throw, synchronous or not, reaches its caller as the span's rejection.
+      await assert.rejects(
+        inSpan('failing', {}, () => {
+          throw new Error('failed at once');
+        }),
+        /failed at once/,
+      );
+      await assert.rejects(
+        inSpan('failing later', {}, async () => Promise.reject(new Error('failed later'))),
+        /failed later/,
+      );
       return { ok: true, data: seen };
     });
     try {

@@ -98,7 +98,11 @@ export function serviceTracing(service: string, provider: { tracer: Tracer; shut
     service,
     enabled: true,
     span(name, options, work) {
-      const started = self.startSpan(name, options, context.active());
+      const active = context.active();
+      const started = self.startSpan(name, options, active);
+      // Under an unrecorded span of this service the child is that span and its context the active one (startSpan):
+      // nothing to end and no context to enter, so `work` runs as it would with tracing off.
+      if (started.context === active) return settled(() => work(started.span));
       // No async wrapper of its own: `work`'s promise is ended on, not awaited in another one (two microtask turns fewer a span).
       return context.with(started.context, () =>
         settled(() => work(started.span)).then(
@@ -125,16 +129,14 @@ export function serviceTracing(service: string, provider: { tracer: Tracer; shut
         return { span: parentSpan, context: base.getValue(ownerKey) === self ? base : new ChainedContext(base, ownerKey, self) };
       const { attributes } = options;
       const links = options.links === undefined ? undefined : linksTo(options.links);
+      // The attributes are set once the span is recorded (the samplers the platform offers decide without them): the
+      // SDK would copy ones given at the start twice over, and a span it does not record has none to build.
       const span = tracer.startSpan(
         name,
-        {
-          kind: options.kind ?? SpanKind.INTERNAL,
-          ...(attributes !== undefined && typeof attributes !== 'function' && { attributes }),
-          ...(links !== undefined && links.length > 0 && { links }),
-        },
+        { kind: options.kind ?? SpanKind.INTERNAL, links: links !== undefined && links.length > 0 ? links : undefined },
         base,
       );
-      if (typeof attributes === 'function' && span.isRecording()) span.setAttributes(attributes());
+      if (attributes !== undefined && span.isRecording()) span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
       return { span, context: trace.setSpan(new ChainedContext(base, ownerKey, self), span) };
     },
     shutdown: () => provider.shutdown(),
