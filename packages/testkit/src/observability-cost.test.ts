@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { inTurns, type ObservabilityRow, observabilitySlots, pairedCost, pairedDifference, sideBySide } from './observability-cost.ts';
+import { cpuPerOperation, inTurns, type ObservabilityRow, observabilitySlots, pairedCost, pairedDifference, sideBySide, slotOf } from './observability-cost.ts';
 
 const row = (byRound: number[]): ObservabilityRow => ({ setup: 'off', perSecond: 0, microsCpuPerOp: 0, turns: [], byRound });
 
@@ -75,4 +75,32 @@ test('side by side: every setup measured at once each round, and a cost read as 
   assert.deepEqual(results.get('off'), [100, 200, 100]);
   const tracing = pairedDifference(results.get('metrics') as number[], results.get('metrics + tracing') as number[]);
   assert.deepEqual(tracing, { median: 18, low: 18, high: 36 });
+});
+
+test('a setup’s process is found by its number, as the slot the benches key their processes by', () => {
+  assert.equal(
+    slotOf('metrics + tracing', 2),
+    observabilitySlots.find((slot) => slot.label === 'metrics + tracing-2'),
+  );
+  assert.notEqual(slotOf('metrics', 1), slotOf('metrics', 2));
+  assert.throws(() => slotOf('off', 3), /no process 3 of off/);
+});
+
+test('CPU an operation: the process’s CPU between two readings, over what the work did (at least one)', async () => {
+  const readings = [
+    { user: 1_000, system: 500 },
+    { user: 4_000, system: 1_500 },
+  ];
+  const measured = await cpuPerOperation(
+    async () => readings.shift() as { user: number; system: number },
+    async () => ({ ok: 8 }),
+    (run) => run.ok,
+  );
+  assert.deepEqual(measured, { result: { ok: 8 }, micros: 500 });
+  const none = await cpuPerOperation(
+    async () => ({ user: 0, system: 0 }),
+    async () => 0,
+    () => 0,
+  );
+  assert.equal(none.micros, 0);
 });

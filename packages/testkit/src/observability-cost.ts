@@ -56,6 +56,30 @@ export const observabilitySlots: readonly ObservabilitySlot[] = [1, 2].flatMap((
   observabilitySetups.map((setup) => ({ setup, instance, label: `${setup}-${instance}` })),
 );
 
+/** The slot of a setup's first or second process: the object `observabilitySlots` holds, for maps keyed by slot. */
+export function slotOf(setup: ObservabilitySetup, instance: number): ObservabilitySlot {
+  const slot = observabilitySlots.find((candidate) => candidate.setup === setup && candidate.instance === instance);
+  if (slot === undefined) throw new Error(`no process ${instance} of ${setup}`);
+  return slot;
+}
+
+/**
+ * `work`'s result and the µs of CPU the measured process spent on each of its operations meanwhile (`readCpu`: that
+ * process's `process.cpuUsage()`, read before and after; `operations`: what `work` did, answered or failed).
+ *
+ * @example const { result, micros } = await cpuPerOperation(() => service.ask('cpu'), () => load.ask('openLoop', args), (run) => run.ok)
+ */
+export async function cpuPerOperation<R>(
+  readCpu: () => Promise<{ user: number; system: number }>,
+  work: () => Promise<R>,
+  operations: (result: R) => number,
+): Promise<{ result: R; micros: number }> {
+  const before = await readCpu();
+  const result = await work();
+  const after = await readCpu();
+  return { result, micros: (after.user + after.system - before.user - before.system) / Math.max(1, operations(result)) };
+}
+
 /** The A/A check (BENCH_OBSERVE_SAME=1): the metrics setup is the off setup again. */
 const sameCheck = process.env.BENCH_OBSERVE_SAME === '1';
 

@@ -1,5 +1,6 @@
 import type { Env } from '@platform/kit/config';
 import {
+  cpuPerOperation,
   inTurns,
   type ObservabilitySetup,
   type ObservabilitySlot,
@@ -12,6 +13,7 @@ import {
   type SideBySideRounds,
   scrapeEvery,
   sideBySide,
+  slotOf,
   startCountingReceiver,
 } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
@@ -76,7 +78,7 @@ export async function benchObservability(load: LoadProcess, settings: Observabil
       async (slot) => {
         const { gateway } = slots.get(slot) as { gateway: GatewayProcess };
         await drive(slot, 1_000);
-        const { run, microsPerCall } = await cpuPerCall(gateway, () =>
+        const { result: run, micros: microsPerCall } = await cpuPerCall(gateway, () =>
           load.ask('closedLoop', { target: 'gateway', body: settings.body, concurrency: settings.concurrency, durationMs: settings.turnSeconds * 1000 }),
         );
         if (errorCount(run) > 0) console.log(`  ${slot.label}: ${errorCount(run)} errors (${JSON.stringify(run.errors)})`);
@@ -110,36 +112,32 @@ async function measureSideBySide(
   slots: Map<ObservabilitySlot, { gateway: GatewayProcess; db: TempDatabase }>,
   settings: ObservabilityBenchSettings,
 ): Promise<SideBySideRounds> {
-  const gatewayOf = (setup: ObservabilitySetup, instance: number) =>
-    [...slots].find(([slot]) => slot.setup === setup && slot.instance === instance)?.[1].gateway as GatewayProcess;
-  // A load generator a setup, pointed at the round's process of it.
-  const loads = new Map<ObservabilitySetup, { load: LoadProcess; instance: number }>();
+  // A load generator a setup, pointed each round at that round's process of it.
+  const loads = new Map<ObservabilitySetup, LoadProcess>();
   try {
-    for (const setup of observabilitySetups) loads.set(setup, { load: await startLoadProcess(), instance: 0 });
+    for (const setup of observabilitySetups) loads.set(setup, await startLoadProcess());
     return await sideBySide(sideRounds, async (setup, instance) => {
-      const driver = loads.get(setup) as { load: LoadProcess; instance: number };
-      const gateway = gatewayOf(setup, instance);
-      if (driver.instance !== instance) {
-        await driver.load.ask('setup', {
-          direct: { url: gateway.info.url, headers: [] },
-          gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
-          maxSockets: 64,
-        });
-        driver.instance = instance;
-      }
-      const atRate = (durationMs: number) => driver.load.ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
+      const load = loads.get(setup) as LoadProcess;
+      const { gateway } = slots.get(slotOf(setup, instance)) as { gateway: GatewayProcess };
+      await load.ask('setup', {
+        direct: { url: gateway.info.url, headers: [] },
+        gateway: { url: `${gateway.info.url}/v1`, headers: settings.actors },
+        maxSockets: 64,
+      });
+      const atRate = (durationMs: number) => load.ask('openLoop', { target: 'gateway', body: settings.body, rate: sideRate, durationMs });
       await atRate(1_000);
-      return (await cpuPerCall(gateway, () => atRate(5_000))).microsPerCall;
+      return (await cpuPerCall(gateway, () => atRate(5_000))).micros;
     });
   } finally {
-    for (const { load } of loads.values()) load.kill();
+    for (const load of loads.values()) load.kill();
   }
 }
 
 /** `work`'s run and the gateway's CPU time over it, in µs a call (answered or failed). */
-async function cpuPerCall(gateway: GatewayProcess, work: () => Promise<CallRun>): Promise<{ run: CallRun; microsPerCall: number }> {
-  const before = await gateway.ask('cpu');
-  const run = await work();
-  const after = await gateway.ask('cpu');
-  return { run, microsPerCall: (after.user + after.system - before.user - before.system) / Math.max(1, run.ok + errorCount(run)) };
+function cpuPerCall(gateway: GatewayProcess, work: () => Promise<CallRun>): Promise<{ result: CallRun; micros: number }> {
+  return cpuPerOperation(
+    () => gateway.ask('cpu'),
+    work,
+    (run) => run.ok + errorCount(run),
+  );
 }

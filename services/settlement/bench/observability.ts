@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  cpuPerOperation,
   inTurns,
-  type ObservabilitySetup,
   type ObservabilitySlot,
   observabilityEnv,
   observabilitySideBySide,
@@ -13,6 +13,7 @@ import {
   type SideBySideRounds,
   scrapeEvery,
   sideBySide,
+  slotOf,
   startCountingReceiver,
 } from '@platform/testkit/observability-cost';
 import { createTempDatabase, type TempDatabase } from '@platform/testkit/temp-database';
@@ -72,7 +73,7 @@ export async function benchObservability(settings: {
       async (slot) => {
         const { service, load } = at(slot);
         await load.ask('closedLoop', { concurrency: settings.concurrency, durationMs: 1_000, rail: 'pay' });
-        const { result, microsPerPay } = await cpuPerPay(service, () =>
+        const { result, micros: microsPerPay } = await cpuPerPay(service, () =>
           load.ask('closedLoop', { concurrency: settings.concurrency, durationMs: settings.turnSeconds * 1000, rail: 'pay' }),
         );
         const errors = errorCount(result);
@@ -107,19 +108,18 @@ const sideRate = 1_000;
 const sideRounds = 10;
 
 async function measureSideBySide(running: Map<ObservabilitySlot, { service: SettlementProcess; load: LoadProcess }>): Promise<SideBySideRounds> {
-  const processesOf = (setup: ObservabilitySetup, instance: number) =>
-    [...running].find(([slot]) => slot.setup === setup && slot.instance === instance)?.[1] as { service: SettlementProcess; load: LoadProcess };
   return sideBySide(sideRounds, async (setup, instance) => {
-    const { service, load } = processesOf(setup, instance);
+    const { service, load } = running.get(slotOf(setup, instance)) as { service: SettlementProcess; load: LoadProcess };
     await load.ask('openLoop', { rate: sideRate, durationMs: 1_000 });
-    return (await cpuPerPay(service, () => load.ask('openLoop', { rate: sideRate, durationMs: 5_000 }))).microsPerPay;
+    return (await cpuPerPay(service, () => load.ask('openLoop', { rate: sideRate, durationMs: 5_000 }))).micros;
   });
 }
 
 /** `work`'s run and the service's CPU time over it, in µs a pay (answered or failed). */
-async function cpuPerPay(service: SettlementProcess, work: () => Promise<RunResult>): Promise<{ result: RunResult; microsPerPay: number }> {
-  const before = await service.ask('cpu');
-  const result = await work();
-  const after = await service.ask('cpu');
-  return { result, microsPerPay: (after.user + after.system - before.user - before.system) / Math.max(1, result.ok + errorCount(result)) };
+function cpuPerPay(service: SettlementProcess, work: () => Promise<RunResult>): Promise<{ result: RunResult; micros: number }> {
+  return cpuPerOperation(
+    () => service.ask('cpu'),
+    work,
+    (result) => result.ok + errorCount(result),
+  );
 }

@@ -131,11 +131,7 @@ export function serviceTracing(service: string, provider: { tracer: Tracer; shut
       const links = options.links === undefined ? undefined : linksTo(options.links);
       // The attributes are set once the span is recorded (the samplers the platform offers decide without them): the
       // SDK would copy ones given at the start twice over, and a span it does not record has none to build.
-      const span = tracer.startSpan(
-        name,
-        { kind: options.kind ?? SpanKind.INTERNAL, links: links !== undefined && links.length > 0 ? links : undefined },
-        base,
-      );
+      const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, links }, base);
       if (attributes !== undefined && span.isRecording()) span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
       return { span, context: trace.setSpan(new ChainedContext(base, ownerKey, self), span) };
     },
